@@ -1,0 +1,24 @@
+-- fixedWindow: count per epoch-aligned window; state "windowStart:count".
+POLICIES.fixedWindow = function(key, limit, w, _, now, cost)
+  local s = load_state(key)
+  if s and s[1] > now then
+    now = s[1]
+  end
+  local start = now - (now % w)
+  local count = 0
+  if s and s[1] == start then
+    count = s[2]
+  end
+  local finish = start + w - now
+  local reset = 0
+  if count > 0 then
+    reset = finish
+  end
+  if count + cost > limit then
+    return false, limit - count, reset, finish, 0
+  end
+  local commit = function()
+    save_state(key, finish, start, count + cost)
+  end
+  return true, limit - count, reset, 0, 0, commit, limit - count - cost, finish
+end

@@ -1,0 +1,30 @@
+import { FloodgateError } from './errors.js';
+
+/** Milliseconds, or a string such as `'500ms'`, `'30s'`, `'1m'`, `'1h'`, `'1d'`. */
+export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`;
+type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
+
+const UNIT_MS: Record<DurationUnit, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+// Digits with an optional fraction, then one unit; signs and exponents are refused on purpose.
+const PATTERN = /^(\d+(?:\.\d+)?) ?(ms|s|m|h|d)$/;
+
+/**
+ * Parses a duration to whole, positive milliseconds. `what` names the field in the error, so
+ * `tokenBucket({ interval: 'abc' })` says which option was wrong.
+ */
+export function parseDuration(value: unknown, what: string): number {
+  let ms: number;
+  if (typeof value === 'number') {
+    ms = value;
+  } else if (typeof value === 'string') {
+    const m = PATTERN.exec(value.trim());
+    if (!m) throw new FloodgateError('INVALID_POLICY', `${what}: cannot read duration ${JSON.stringify(value)}`);
+    ms = Number(m[1]) * UNIT_MS[m[2] as DurationUnit];
+  } else {
+    throw new FloodgateError('INVALID_POLICY', `${what}: expected ms or a duration string, got ${typeof value}`);
+  }
+  if (!Number.isSafeInteger(ms) || ms <= 0) {
+    throw new FloodgateError('INVALID_POLICY', `${what}: must be a positive whole number of ms, got ${String(value)}`);
+  }
+  return ms;
+}

@@ -1,0 +1,141 @@
+import type { Item } from 'structured-headers';
+import { serializeDictionary, serializeItem, serializeList } from 'structured-headers';
+import type { Decision, PolicyDecision } from '../types.js';
+import { msToSeconds, toCount } from './numbers.js';
+import { formatRetryAfter } from './retry-after.js';
+
+/**
+ * Which revision of draft-ietf-httpapi-ratelimit-headers to speak. `'draft-8'` is the structured
+ * List form that drafts 08 onwards share.
+ */
+export type RateLimitStandard = 'draft-6' | 'draft-7' | 'draft-8';
+
+export interface FormatRateLimitHeadersOptions {
+  /** Default `'draft-8'`. */
+  readonly standard?: RateLimitStandard;
+  /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (delta-seconds). */
+  readonly legacy?: boolean;
+  /** Spread denied clients over `[0, retryAfterJitterMs]` ms extra, so they do not return at once. */
+  readonly retryAfterJitterMs?: number;
+  /** Uniform in [0, 1); injectable so tests can pin the jitter. */
+  readonly random?: () => number;
+}
+
+/**
+ * The response headers for a decision. Every time value is delta-seconds rounded up: a
+ * timestamp would depend on the client's clock agreeing with ours.
+ */
+export function formatRateLimitHeaders(
+  decision: Decision,
+  options: FormatRateLimitHeadersOptions = {},
+): Record<string, string> {
+  const standard = options.standard ?? 'draft-8';
+  const headers: Record<string, string> = {};
+  const policies = decision.policies.length > 0 ? decision.policies : [standIn(decision)];
+
+  if (standard === 'draft-8') {
+    headers.RateLimit = serializeList(policies.map(remainingMember));
+    headers['RateLimit-Policy'] = serializeList(policies.map(quotaMember));
+  } else if (standard === 'draft-7') {
+    headers.RateLimit = serializeDictionary({
+      limit: toCount(decision.limit),
+      remaining: toCount(decision.remaining),
+      reset: bindingResetSeconds(decision),
+    });
+    headers['RateLimit-Policy'] = serializeList(policies.map(windowMember));
+  } else if (standard === 'draft-6') {
+    headers['RateLimit-Limit'] = serializeItem(toCount(decision.limit));
+    headers['RateLimit-Remaining'] = serializeItem(toCount(decision.remaining));
+    headers['RateLimit-Reset'] = serializeItem(bindingResetSeconds(decision));
+    headers['RateLimit-Policy'] = serializeList(policies.map(windowMember));
+  } else {
+    // Reachable only from untyped callers; a typo here would otherwise silently drop headers.
+    throw new TypeError(`Unknown RateLimit header standard: ${String(standard)}`);
+  }
+
+  if (options.legacy) {
+    headers['X-RateLimit-Limit'] = String(toCount(decision.limit));
+    headers['X-RateLimit-Remaining'] = String(toCount(decision.remaining));
+    headers['X-RateLimit-Reset'] = String(bindingResetSeconds(decision));
+  }
+
+  if (!decision.allowed) {
+    headers['Retry-After'] = formatRetryAfter(
+      decision.retryAfterMs,
+      options.retryAfterJitterMs ?? 0,
+      options.random ?? Math.random,
+    );
+  }
+  return headers;
+}
+
+/** Lets a decision without per-policy detail (e.g. from a fallback path) still get headers. */
+function standIn(decision: Decision): PolicyDecision {
+  return {
+    name: 'default',
+    kind: 'fixedWindow',
+    allowed: decision.allowed,
+    limit: decision.limit,
+    windowMs: Number.NaN,
+    remaining: decision.remaining,
+    resetAfterMs: decision.resetAfterMs,
+    retryAfterMs: decision.retryAfterMs,
+    delayMs: decision.delayMs,
+  };
+}
+
+/**
+ * A denied policy's `t` must not promise quota back before the request could pass, so it is
+ * never shorter than the policy's own retry time.
+ */
+function policyResetMs(p: PolicyDecision): number {
+  return p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
+}
+
+/**
+ * draft-6/7 carry one policy's numbers. `limit`/`remaining` come from the decision (its binding
+ * policy); the reset is that policy's own, not the decision's maximum across policies, so
+ * `remaining / reset` describes one consistent quota. Ties go to the longer reset.
+ */
+function bindingResetSeconds(decision: Decision): number {
+  let ms: number | undefined;
+  for (const p of decision.policies) {
+    if (p.remaining === decision.remaining && p.limit === decision.limit) {
+      ms = Math.max(ms ?? 0, policyResetMs(p));
+    }
+  }
+  ms ??= decision.resetAfterMs;
+  if (!decision.allowed) ms = Math.max(ms, decision.retryAfterMs);
+  return msToSeconds(ms);
+}
+
+function remainingMember(p: PolicyDecision): Item {
+  return [
+    policyName(p.name),
+    new Map([
+      ['r', toCount(p.remaining)],
+      ['t', msToSeconds(policyResetMs(p))],
+    ]),
+  ];
+}
+
+function quotaMember(p: PolicyDecision): Item {
+  const params = new Map([['q', toCount(p.limit)]]);
+  // `w` is optional in the draft; better absent than a made-up window.
+  if (Number.isFinite(p.windowMs)) params.set('w', msToSeconds(p.windowMs));
+  return [policyName(p.name), params];
+}
+
+function windowMember(p: PolicyDecision): Item {
+  const params = new Map<string, number>();
+  if (Number.isFinite(p.windowMs)) params.set('w', msToSeconds(p.windowMs));
+  return [toCount(p.limit), params];
+}
+
+/**
+ * Drafts 08–10 make the policy identifier an sf-string, which only holds printable ASCII. A
+ * policy name is user text; one stray character must not turn a response into a 500.
+ */
+function policyName(name: string): string {
+  return name.replace(/[^\x20-\x7E]/g, '?');
+}

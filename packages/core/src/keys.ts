@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+import { FloodgateError } from './errors.js';
+
+/** Encoded identities longer than this (UTF-8 bytes) are replaced by a hash. */
+export const MAX_IDENTITY_BYTES = 256;
+
+// Characters that would break the layout: braces move the Redis Cluster hash tag, `%` is our
+// escape, `#` marks a hashed identity. Lone surrogates would be replaced by U+FFFD on the way to
+// Redis, making two identities one key, so they are escaped too.
+const SPECIAL = /[%{}#]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function escape(ch: string): string {
+  const code = ch.charCodeAt(0);
+  return code > 0xff ? `%u${code.toString(16).toUpperCase()}` : `%${code.toString(16).toUpperCase().padStart(2, '0')}`;
+}
+
+/**
+ * Encodes an identity for use inside `{…}`: injective for every JavaScript string, free of braces,
+ * and bounded in size (long identities become `#` + SHA-256).
+ */
+export function encodeIdentity(identity: string): string {
+  const encoded = identity.replace(SPECIAL, escape);
+  if (Buffer.byteLength(encoded, 'utf8') <= MAX_IDENTITY_BYTES) return encoded;
+  return `#${createHash('sha256').update(encoded, 'utf8').digest('base64url')}`;
+}
+
+export function validateIdentity(identity: unknown): asserts identity is string {
+  if (typeof identity !== 'string' || identity.length === 0) {
+    throw new FloodgateError('INVALID_KEY', 'identity must be a non-empty string');
+  }
+}
+
+export function validatePrefix(prefix: unknown): asserts prefix is string {
+  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+    throw new FloodgateError('INVALID_OPTION', 'prefix must be a string without "{" or "}"');
+  }
+}
+
+/** `<prefix>:{<identity>}:<policy id>`: every key of one identity lives in one cluster slot. */
+export function policyKey(prefix: string, encodedIdentity: string, policyId: string): string {
+  return `${prefix}:{${encodedIdentity}}:${policyId}`;
+}

@@ -1,0 +1,141 @@
+import { ceilDiv, floorDiv } from '../math.js';
+import type { Policy } from '../types.js';
+
+/**
+ * A policy's stored state, as integers (the Lua scripts store the same numbers):
+ * fixedWindow `[windowStart, count]`; slidingWindow `[windowStart, current, previous]`;
+ * tokenBucket and leakyBucket `[tatMs, tatTicks]` (theoretical arrival time, ms plus a fraction
+ * in ticks); slidingWindowLog `[ts1, units1, ts2, units2, …]`, oldest first.
+ */
+export type PolicyState = readonly number[];
+
+/** What one policy says about one request. Pure data; the reference the Lua scripts match. */
+export interface PolicyOutcome {
+  allowed: boolean;
+  /** Units admissible now, before this request is charged. */
+  remaining: number;
+  /** Time until the current state is empty, before this request is charged. */
+  resetAfterMs: number;
+  /** 0 when allowed; otherwise the tight wait after which the request alone is admitted. */
+  retryAfterMs: number;
+  /** leakyBucket: the wait before an admitted request proceeds. */
+  delayMs: number;
+  /** When allowed: the state after charging, its remaining units and its time to empty (= TTL). */
+  next: PolicyState | undefined;
+  nextRemaining: number;
+  nextResetAfterMs: number;
+}
+
+function outcome(allowed: boolean, remaining: number, resetAfterMs: number, retryAfterMs: number,
+  delayMs: number, next: PolicyState | undefined, nextRemaining: number, nextResetAfterMs: number): PolicyOutcome {
+  return { allowed, remaining, resetAfterMs, retryAfterMs, delayMs, next, nextRemaining, nextResetAfterMs };
+}
+
+// A caller whose clock is behind the key's state (clock: 'client', skewed hosts) is evaluated at
+// the key's time: time never runs backward for a key, so skew cannot reopen a spent window.
+
+function fixedWindow(limit: number, w: number, s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+  if (s !== undefined && s[0]! > now) now = s[0]!;
+  const start = now - (now % w);
+  const count = s !== undefined && s[0] === start ? s[1]! : 0;
+  const end = start + w - now;
+  const reset = count > 0 ? end : 0;
+  if (count + cost > limit) return outcome(false, limit - count, reset, end, 0, undefined, 0, 0);
+  return outcome(true, limit - count, reset, 0, 0, [start, count + cost], limit - count - cost, end);
+}
+
+function slidingWindow(limit: number, w: number, s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+  if (s !== undefined && s[0]! > now) now = s[0]!;
+  const start = now - (now % w);
+  const elapsed = now - start;
+  let cur = 0;
+  let prev = 0;
+  if (s !== undefined) {
+    if (s[0] === start) {
+      cur = s[1]!;
+      prev = s[2]!;
+    } else if (s[0] === start - w) {
+      prev = s[1]!;
+    }
+  }
+  // Integer form of prev × (w − elapsed)/w + cur + cost ≤ limit.
+  const weighted = prev * (w - elapsed);
+  const remaining = Math.max(0, floorDiv(limit * w - weighted, w) - cur);
+  const reset = cur > 0 ? start + 2 * w - now : prev > 0 ? start + w - now : 0;
+  if (weighted + (cur + cost) * w <= limit * w) {
+    return outcome(true, remaining, reset, 0, 0, [start, cur + cost, prev], remaining - cost, start + 2 * w - now);
+  }
+  let retry: number;
+  if (cur + cost <= limit) {
+    // Later in this window the previous window's weight has shrunk enough.
+    retry = w - elapsed - floorDiv((limit - cur - cost) * w, prev);
+  } else {
+    // Only once this window has become the previous one, and its weight has shrunk enough.
+    const into = cur > 0 ? Math.max(0, w - floorDiv((limit - cost) * w, cur)) : 0;
+    retry = w - elapsed + into;
+  }
+  return outcome(false, remaining, reset, retry, 0, undefined, 0, 0);
+}
+
+function slidingWindowLog(limit: number, w: number, s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+  const n = s === undefined ? 0 : s.length;
+  if (n > 0 && s![n - 2]! > now) now = s![n - 2]!;
+  // Entries in (now − w, now] count; find the first that does.
+  let first = 0;
+  while (first < n && s![first]! <= now - w) first += 2;
+  let count = 0;
+  for (let i = first + 1; i < n; i += 2) count += s![i]!;
+  const reset = count > 0 ? s![n - 2]! + w - now : 0;
+  if (count + cost > limit) {
+    // The k-th oldest unit must leave the window first.
+    let k = count + cost - limit;
+    let i = first;
+    while (s![i + 1]! < k) {
+      k -= s![i + 1]!;
+      i += 2;
+    }
+    return outcome(false, limit - count, reset, s![i]! + w - now, 0, undefined, 0, 0);
+  }
+  const next = s === undefined ? [] : s.slice(first);
+  if (next.length > 0 && next[next.length - 2] === now) next[next.length - 1] = next[next.length - 1]! + cost;
+  else next.push(now, cost);
+  return outcome(true, limit - count, reset, 0, 0, next, limit - count - cost, w);
+}
+
+function bucket(shaping: boolean, p: Policy['params'], s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+  const [capacity, perUnit, perMs] = p;
+  const tau = capacity * perUnit;
+  let ahead = 0; // ticks the theoretical arrival time is ahead of now
+  if (s !== undefined) {
+    const maxAheadMs = ceilDiv(tau, perMs);
+    if (s[0]! - now > maxAheadMs) now = s[0]! - maxAheadMs;
+    ahead = Math.max(0, (s[0]! - now) * perMs + s[1]!);
+  }
+  const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
+  const reset = ceilDiv(ahead, perMs);
+  const after = ahead + cost * perUnit;
+  if (after > tau) return outcome(false, remaining, reset, ceilDiv(after - tau, perMs), 0, undefined, 0, 0);
+  const whole = floorDiv(after, perMs);
+  return outcome(true, remaining, reset, 0, shaping ? reset : 0, [now + whole, after - whole * perMs],
+    remaining - cost, ceilDiv(after, perMs));
+}
+
+/**
+ * The reference algorithm: one policy, its current state (undefined = empty), the time in integer
+ * ms and the cost. Deterministic and allocation-light; MemoryStore runs it, the Lua scripts mirror it.
+ */
+export function evaluatePolicy(policy: Policy, state: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+  const p = policy.params;
+  switch (policy.kind) {
+    case 'fixedWindow':
+      return fixedWindow(p[0], p[1], state, now, cost);
+    case 'slidingWindow':
+      return slidingWindow(p[0], p[1], state, now, cost);
+    case 'slidingWindowLog':
+      return slidingWindowLog(p[0], p[1], state, now, cost);
+    case 'tokenBucket':
+      return bucket(false, p, state, now, cost);
+    case 'leakyBucket':
+      return bucket(true, p, state, now, cost);
+  }
+}

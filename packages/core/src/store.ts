@@ -1,0 +1,79 @@
+import { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';
+import type { Policy } from './types.js';
+
+/** One decision's worth of work for a store: every policy of one identity, atomically. */
+export interface StoreCall {
+  /** One key per policy, same order as `policies`; all share the identity's hash tag. */
+  readonly keys: readonly string[];
+  readonly policies: readonly Policy[];
+  /** Positive safe integer, already validated against every policy's capacity. */
+  readonly cost: number;
+  /** `'limit'` charges when every policy admits; `'peek'` evaluates a cost of 1 and writes nothing. */
+  readonly mode: 'limit' | 'peek';
+}
+
+/** One policy's verdict as a store reports it, after the store applied (or skipped) the charge. */
+export interface PolicyResult {
+  readonly allowed: boolean;
+  readonly remaining: number;
+  readonly resetAfterMs: number;
+  readonly retryAfterMs: number;
+  readonly delayMs: number;
+}
+
+/**
+ * What a store implements. `evaluate` must be atomic per call: evaluate every policy at one
+ * instant, and charge all of them only when all admit. An in-process store can run
+ * `evaluateAll`; a Redis-like store can run `LIMIT_SCRIPT` with `encodeScriptArgs` and
+ * `decodeScriptReply`.
+ */
+export interface Store {
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]>;
+  /** Deletes the keys: the identity is back to its empty state. */
+  reset(keys: readonly string[]): Promise<void>;
+  /**
+   * True for stores behind a network hop. The limiter then keeps a local blocked-key cache by
+   * default, and uses `fallback()` (if given) when the store fails.
+   */
+  readonly remote?: boolean;
+  /** The store to decide with while this one is failing (the default for `onStoreError`). */
+  fallback?(): Store;
+}
+
+/**
+ * Evaluates all policies at `now` and says what to write: the reference composition the Lua
+ * script mirrors. `writes[i]` is the new state and TTL for key i, or undefined to leave it.
+ */
+export function evaluateAll(
+  call: StoreCall,
+  states: readonly (PolicyState | undefined)[],
+  now: number,
+): { results: PolicyResult[]; writes: ({ state: PolicyState; ttlMs: number } | undefined)[] } {
+  const cost = call.mode === 'peek' ? 1 : call.cost;
+  const outcomes: PolicyOutcome[] = [];
+  let allowed = true;
+  for (let i = 0; i < call.policies.length; i++) {
+    const o = evaluatePolicy(call.policies[i]!, states[i], now, cost);
+    if (!o.allowed) allowed = false;
+    outcomes.push(o);
+  }
+  const charge = allowed && call.mode === 'limit';
+  const results: PolicyResult[] = [];
+  const writes: ({ state: PolicyState; ttlMs: number } | undefined)[] = [];
+  for (const o of outcomes) {
+    if (charge) {
+      results.push({ allowed: true, remaining: o.nextRemaining, resetAfterMs: o.nextResetAfterMs, retryAfterMs: 0, delayMs: o.delayMs });
+      writes.push({ state: o.next!, ttlMs: o.nextResetAfterMs });
+    } else {
+      results.push({
+        allowed: o.allowed,
+        remaining: o.remaining,
+        resetAfterMs: o.resetAfterMs,
+        retryAfterMs: o.retryAfterMs,
+        delayMs: call.mode === 'peek' ? o.delayMs : 0,
+      });
+      writes.push(undefined);
+    }
+  }
+  return { results, writes };
+}

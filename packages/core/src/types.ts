@@ -1,0 +1,68 @@
+/** The five algorithms. */
+export type PolicyKind =
+  | 'fixedWindow'
+  | 'slidingWindow'
+  | 'slidingWindowLog'
+  | 'tokenBucket'
+  | 'leakyBucket';
+
+/**
+ * A rate-limit policy: what a factory such as `tokenBucket(...)` returns. Plain data, so a store
+ * (or a Lua script) can evaluate it without calling back into JavaScript.
+ */
+export interface Policy {
+  readonly kind: PolicyKind;
+  /** Shown in `RateLimit` headers and problem bodies. */
+  readonly name: string;
+  /** Key suffix: derived from the parameters, so two limiters with one policy share state. */
+  readonly id: string;
+  /** Requests (cost units) allowed per `windowMs`: the quota advertised in headers. */
+  readonly limit: number;
+  /** The window (or refill interval) in ms: the `w` advertised in headers. */
+  readonly windowMs: number;
+  /** The largest `cost` one call can ever be admitted with. */
+  readonly capacity: number;
+  /**
+   * Integer parameters of the algorithm, in the order the Lua scripts read them:
+   * fixedWindow/slidingWindow/slidingWindowLog: [limit, windowMs, 0];
+   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs] (see docs/algorithms.md).
+   */
+  readonly params: readonly [number, number, number];
+}
+
+/** One policy's part of a decision. */
+export interface PolicyDecision {
+  readonly name: string;
+  readonly kind: PolicyKind;
+  readonly allowed: boolean;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Whole units admissible right now, after this request. */
+  readonly remaining: number;
+  /** ms until this policy's state is empty again. */
+  readonly resetAfterMs: number;
+  /** 0 when allowed; when denied, the tight wait after which this request alone is admitted. */
+  readonly retryAfterMs: number;
+  /** leakyBucket only: how long an admitted request waits before it proceeds. */
+  readonly delayMs: number;
+}
+
+/** Why a decision was not made by the store the limiter was configured with. */
+export type DecisionReason = 'store-unavailable' | 'store-timeout' | 'blocked-cache';
+
+/** The answer to `limit()` or `peek()`. A denial is a value, never an exception. */
+export interface Decision {
+  readonly allowed: boolean;
+  /** The limit of the binding policy (the one with the fewest remaining units). */
+  readonly limit: number;
+  /** Fewest remaining units across policies. */
+  readonly remaining: number;
+  /** Largest time until a policy is back to its empty state. */
+  readonly resetAfterMs: number;
+  /** 0 when allowed; otherwise the tight wait after which the same request alone is admitted. */
+  readonly retryAfterMs: number;
+  /** leakyBucket shaping: how long to wait before proceeding (0 for other policies). */
+  readonly delayMs: number;
+  readonly policies: readonly PolicyDecision[];
+  readonly reason?: DecisionReason;
+}

@@ -1,0 +1,66 @@
+import { evaluateAll, type PolicyResult, type PolicyState, type Store, type StoreCall } from '@floodgate/core';
+import { LRUCache } from 'lru-cache';
+
+export interface MemoryStoreOptions {
+  /**
+   * Most policy keys held at once (one key per identity and policy); the least recently used
+   * is evicted past this, which forgets that identity's usage. @default 100_000
+   */
+  maxKeys?: number;
+  /** The clock, in integer ms. Inject one for deterministic tests. @default Date.now */
+  now?: () => number;
+}
+
+/**
+ * The embedded store: state in this process, bounded by an LRU. Each key expires when its policy
+ * state is back to empty, so memory follows live keys, not history. No timers per key.
+ * @example
+ * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
+ */
+export class MemoryStore implements Store {
+  readonly #cache: LRUCache<string, PolicyState>;
+  readonly #now: () => number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const now = options.now ?? Date.now;
+    this.#now = now;
+    // lru-cache reads TTLs off `perf.now()`; giving it our clock keeps expiry and decisions on
+    // one timeline, and `ttlResolution: 0` keeps it from caching a stale reading.
+    this.#cache = new LRUCache<string, PolicyState>({
+      max: options.maxKeys ?? 100_000,
+      ttlResolution: 0,
+      perf: { now },
+    });
+  }
+
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    try {
+      const now = this.#now();
+      const states = call.keys.map((k) => this.#cache.get(k));
+      const { results, writes } = evaluateAll(call, states, now);
+      for (let i = 0; i < writes.length; i++) {
+        const w = writes[i];
+        if (w !== undefined) this.#cache.set(call.keys[i]!, w.state, { ttl: w.ttlMs });
+      }
+      return Promise.resolve(results);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  reset(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.#cache.delete(k);
+    return Promise.resolve();
+  }
+
+  /** Keys currently held (expired ones are dropped lazily). */
+  get size(): number {
+    return this.#cache.size;
+  }
+
+  /** The remaining TTL of a key in ms, or undefined when it holds no state: for tests and debugging. */
+  ttl(key: string): number | undefined {
+    if (!this.#cache.has(key)) return undefined;
+    return this.#cache.getRemainingTTL(key);
+  }
+}
