@@ -4,7 +4,13 @@ import { FloodgateError } from './errors.js';
 export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`;
 type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
 
-const UNIT_MS: Record<DurationUnit, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const UNIT_MS: Record<DurationUnit, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
 // Digits with an optional fraction, then one unit; signs and exponents are refused on purpose.
 const PATTERN = /^(\d+(?:\.\d+)?) ?(ms|s|m|h|d)$/;
 
@@ -18,13 +24,23 @@ export function parseDuration(value: unknown, what: string): number {
     ms = value;
   } else if (typeof value === 'string') {
     const m = PATTERN.exec(value.trim());
-    if (!m) throw new FloodgateError('INVALID_POLICY', `${what}: cannot read duration ${JSON.stringify(value)}`);
+    if (!m)
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        `${what}: cannot read duration ${JSON.stringify(value)}`,
+      );
     ms = Number(m[1]) * UNIT_MS[m[2] as DurationUnit];
   } else {
-    throw new FloodgateError('INVALID_POLICY', `${what}: expected ms or a duration string, got ${typeof value}`);
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${what}: expected ms or a duration string, got ${typeof value}`,
+    );
   }
   if (!Number.isSafeInteger(ms) || ms <= 0) {
-    throw new FloodgateError('INVALID_POLICY', `${what}: must be a positive whole number of ms, got ${String(value)}`);
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${what}: must be a positive whole number of ms, got ${String(value)}`,
+    );
   }
   return ms;
 }

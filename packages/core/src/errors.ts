@@ -27,5 +27,9 @@ export class FloodgateError extends Error {
 
 /** True for any FloodgateError, including one from another copy of this package or realm. */
 export function isFloodgateError(value: unknown): value is FloodgateError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[BRAND] === true
+  );
 }

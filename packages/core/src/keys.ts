@@ -9,9 +9,11 @@ export const MAX_IDENTITY_BYTES = 256;
 // Redis, making two identities one key, so they are escaped too.
 const SPECIAL = /[%{}#]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-function escape(ch: string): string {
+function escapeChar(ch: string): string {
   const code = ch.charCodeAt(0);
-  return code > 0xff ? `%u${code.toString(16).toUpperCase()}` : `%${code.toString(16).toUpperCase().padStart(2, '0')}`;
+  return code > 0xff
+    ? `%u${code.toString(16).toUpperCase()}`
+    : `%${code.toString(16).toUpperCase().padStart(2, '0')}`;
 }
 
 /**
@@ -19,7 +21,7 @@ function escape(ch: string): string {
  * and bounded in size (long identities become `#` + SHA-256).
  */
 export function encodeIdentity(identity: string): string {
-  const encoded = identity.replace(SPECIAL, escape);
+  const encoded = identity.replace(SPECIAL, escapeChar);
   if (Buffer.byteLength(encoded, 'utf8') <= MAX_IDENTITY_BYTES) return encoded;
   return `#${createHash('sha256').update(encoded, 'utf8').digest('base64url')}`;
 }

@@ -38,26 +38,46 @@ export interface Limiter {
   readonly policies: readonly Policy[];
 }
 
-const OPTION_NAMES = ['store', 'policy', 'prefix', 'onStoreError', 'timeoutMs', 'blockCache', 'onError'];
+const OPTION_NAMES = [
+  'store',
+  'policy',
+  'prefix',
+  'onStoreError',
+  'timeoutMs',
+  'blockCache',
+  'onError',
+];
 
 function validatePolicies(policy: unknown): readonly Policy[] {
   const list = (Array.isArray(policy) ? policy : [policy]) as unknown[];
-  if (list.length === 0) throw new FloodgateError('INVALID_POLICY', 'at least one policy is required');
+  if (list.length === 0)
+    throw new FloodgateError('INVALID_POLICY', 'at least one policy is required');
   const ids = new Set<string>();
   for (const p of list) {
-    if (typeof p !== 'object' || p === null || typeof (p as Policy).id !== 'string' || !Array.isArray((p as Policy).params)) {
-      throw new FloodgateError('INVALID_POLICY', 'policy must come from a factory such as tokenBucket({...})');
+    if (
+      typeof p !== 'object' ||
+      p === null ||
+      typeof (p as Policy).id !== 'string' ||
+      !Array.isArray((p as Policy).params)
+    ) {
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        'policy must come from a factory such as tokenBucket({...})',
+      );
     }
-    if (ids.has((p as Policy).id)) throw new FloodgateError('INVALID_POLICY', `duplicate policy ${(p as Policy).id}`);
+    if (ids.has((p as Policy).id))
+      throw new FloodgateError('INVALID_POLICY', `duplicate policy ${(p as Policy).id}`);
     ids.add((p as Policy).id);
   }
   return Object.freeze(list.slice() as Policy[]);
 }
 
 function validateOptions(options: LimiterOptions): void {
-  if (typeof options !== 'object' || options === null) throw new FloodgateError('INVALID_OPTION', 'options required');
+  if (typeof options !== 'object' || options === null)
+    throw new FloodgateError('INVALID_OPTION', 'options required');
   for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(key)) throw new FloodgateError('INVALID_OPTION', `unknown option "${key}"`);
+    if (!OPTION_NAMES.includes(key))
+      throw new FloodgateError('INVALID_OPTION', `unknown option "${key}"`);
   }
   const store = options.store as Partial<Store> | undefined;
   if (typeof store?.evaluate !== 'function' || typeof store.reset !== 'function') {
@@ -70,7 +90,11 @@ function validateOptions(options: LimiterOptions): void {
 }
 
 /** Combines per-policy results into the decision a caller sees. */
-export function toDecision(policies: readonly Policy[], results: readonly PolicyResult[], reason?: DecisionReason): Decision {
+export function toDecision(
+  policies: readonly Policy[],
+  results: readonly PolicyResult[],
+  reason?: DecisionReason,
+): Decision {
   let allowed = true;
   let binding = 0;
   let resetAfterMs = 0;
@@ -103,7 +127,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T>
   if (ms === undefined) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`)),
+      ms,
+    );
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -125,7 +152,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;
   const blocked = cacheOption
-    ? new LRUCache<string, { until: number; cost: number; decision: Decision }>({ max: cacheOption === true ? 10_000 : cacheOption.max })
+    ? new LRUCache<string, { until: number; cost: number; decision: Decision }>({
+        max: cacheOption === true ? 10_000 : cacheOption.max,
+      })
     : undefined;
 
   const keysOf = (identity: string): { id: string; keys: string[] } => {
@@ -138,15 +167,24 @@ export function createLimiter(options: LimiterOptions): Limiter {
     try {
       return toDecision(policies, await withTimeout(store.evaluate(call), timeoutMs));
     } catch (cause) {
-      const error = isFloodgateError(cause) && (cause.code === 'STORE_TIMEOUT' || cause.code === 'STORE_UNAVAILABLE')
-        ? cause
-        : new FloodgateError('STORE_UNAVAILABLE', 'the store failed to decide', { cause });
+      const error =
+        isFloodgateError(cause) &&
+        (cause.code === 'STORE_TIMEOUT' || cause.code === 'STORE_UNAVAILABLE')
+          ? cause
+          : new FloodgateError('STORE_UNAVAILABLE', 'the store failed to decide', { cause });
       if (onStoreError === 'throw') throw error;
       onError?.(error);
-      const reason: DecisionReason = error.code === 'STORE_TIMEOUT' ? 'store-timeout' : 'store-unavailable';
+      const reason: DecisionReason =
+        error.code === 'STORE_TIMEOUT' ? 'store-timeout' : 'store-unavailable';
       if (onStoreError === 'allow' || onStoreError === 'deny') {
         const allowed = onStoreError === 'allow';
-        const results = policies.map(() => ({ allowed, remaining: 0, resetAfterMs: 0, retryAfterMs: allowed ? 0 : 1000, delayMs: 0 }));
+        const results = policies.map(() => ({
+          allowed,
+          remaining: 0,
+          resetAfterMs: 0,
+          retryAfterMs: allowed ? 0 : 1000,
+          delayMs: 0,
+        }));
         return toDecision(policies, results, reason);
       }
       return toDecision(policies, await onStoreError.evaluate(call), reason);
@@ -158,11 +196,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     async limit(identity, opts) {
       const cost = opts?.cost ?? 1;
       if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-        throw new FloodgateError('INVALID_COST', `cost must be a positive safe integer, got ${String(cost)}`);
+        throw new FloodgateError(
+          'INVALID_COST',
+          `cost must be a positive safe integer, got ${String(cost)}`,
+        );
       }
       const { id, keys } = keysOf(identity);
       if (cost > capacity) {
-        throw new FloodgateError('COST_EXCEEDS_CAPACITY', `cost ${cost} exceeds the largest admissible cost ${capacity}`);
+        throw new FloodgateError(
+          'COST_EXCEEDS_CAPACITY',
+          `cost ${cost} exceeds the largest admissible cost ${capacity}`,
+        );
       }
       if (blocked !== undefined) {
         const hit = blocked.get(id);

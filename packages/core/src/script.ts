@@ -12,7 +12,8 @@ export const LIMIT_SCRIPT_SHA1: string = createHash('sha1').update(LIMIT_SCRIPT)
  */
 export function encodeScriptArgs(call: StoreCall, now?: number): string[] {
   const args = [call.mode, String(call.cost), now === undefined ? '' : String(now)];
-  for (const p of call.policies) args.push(p.kind, String(p.params[0]), String(p.params[1]), String(p.params[2]));
+  for (const p of call.policies)
+    args.push(p.kind, String(p.params[0]), String(p.params[1]), String(p.params[2]));
   return args;
 }
 

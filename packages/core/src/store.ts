@@ -62,7 +62,13 @@ export function evaluateAll(
   const writes: ({ state: PolicyState; ttlMs: number } | undefined)[] = [];
   for (const o of outcomes) {
     if (charge) {
-      results.push({ allowed: true, remaining: o.nextRemaining, resetAfterMs: o.nextResetAfterMs, retryAfterMs: 0, delayMs: o.delayMs });
+      results.push({
+        allowed: true,
+        remaining: o.nextRemaining,
+        resetAfterMs: o.nextResetAfterMs,
+        retryAfterMs: 0,
+        delayMs: o.delayMs,
+      });
       writes.push({ state: o.next!, ttlMs: o.nextResetAfterMs });
     } else {
       results.push({

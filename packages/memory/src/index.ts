@@ -1,4 +1,10 @@
-import { evaluateAll, type PolicyResult, type PolicyState, type Store, type StoreCall } from '@floodgate/core';
+import {
+  evaluateAll,
+  type PolicyResult,
+  type PolicyState,
+  type Store,
+  type StoreCall,
+} from '@floodgate/core';
 import { LRUCache } from 'lru-cache';
 
 export interface MemoryStoreOptions {

@@ -26,25 +26,63 @@ export interface PolicyOutcome {
   nextResetAfterMs: number;
 }
 
-function outcome(allowed: boolean, remaining: number, resetAfterMs: number, retryAfterMs: number,
-  delayMs: number, next: PolicyState | undefined, nextRemaining: number, nextResetAfterMs: number): PolicyOutcome {
-  return { allowed, remaining, resetAfterMs, retryAfterMs, delayMs, next, nextRemaining, nextResetAfterMs };
+function outcome(
+  allowed: boolean,
+  remaining: number,
+  resetAfterMs: number,
+  retryAfterMs: number,
+  delayMs: number,
+  next: PolicyState | undefined,
+  nextRemaining: number,
+  nextResetAfterMs: number,
+): PolicyOutcome {
+  return {
+    allowed,
+    remaining,
+    resetAfterMs,
+    retryAfterMs,
+    delayMs,
+    next,
+    nextRemaining,
+    nextResetAfterMs,
+  };
 }
 
 // A caller whose clock is behind the key's state (clock: 'client', skewed hosts) is evaluated at
 // the key's time: time never runs backward for a key, so skew cannot reopen a spent window.
 
-function fixedWindow(limit: number, w: number, s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+function fixedWindow(
+  limit: number,
+  w: number,
+  s: PolicyState | undefined,
+  now: number,
+  cost: number,
+): PolicyOutcome {
   if (s !== undefined && s[0]! > now) now = s[0]!;
   const start = now - (now % w);
   const count = s !== undefined && s[0] === start ? s[1]! : 0;
   const end = start + w - now;
   const reset = count > 0 ? end : 0;
   if (count + cost > limit) return outcome(false, limit - count, reset, end, 0, undefined, 0, 0);
-  return outcome(true, limit - count, reset, 0, 0, [start, count + cost], limit - count - cost, end);
+  return outcome(
+    true,
+    limit - count,
+    reset,
+    0,
+    0,
+    [start, count + cost],
+    limit - count - cost,
+    end,
+  );
 }
 
-function slidingWindow(limit: number, w: number, s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+function slidingWindow(
+  limit: number,
+  w: number,
+  s: PolicyState | undefined,
+  now: number,
+  cost: number,
+): PolicyOutcome {
   if (s !== undefined && s[0]! > now) now = s[0]!;
   const start = now - (now % w);
   const elapsed = now - start;
@@ -63,7 +101,16 @@ function slidingWindow(limit: number, w: number, s: PolicyState | undefined, now
   const remaining = Math.max(0, floorDiv(limit * w - weighted, w) - cur);
   const reset = cur > 0 ? start + 2 * w - now : prev > 0 ? start + w - now : 0;
   if (weighted + (cur + cost) * w <= limit * w) {
-    return outcome(true, remaining, reset, 0, 0, [start, cur + cost, prev], remaining - cost, start + 2 * w - now);
+    return outcome(
+      true,
+      remaining,
+      reset,
+      0,
+      0,
+      [start, cur + cost, prev],
+      remaining - cost,
+      start + 2 * w - now,
+    );
   }
   let retry: number;
   if (cur + cost <= limit) {
@@ -77,7 +124,13 @@ function slidingWindow(limit: number, w: number, s: PolicyState | undefined, now
   return outcome(false, remaining, reset, retry, 0, undefined, 0, 0);
 }
 
-function slidingWindowLog(limit: number, w: number, s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+function slidingWindowLog(
+  limit: number,
+  w: number,
+  s: PolicyState | undefined,
+  now: number,
+  cost: number,
+): PolicyOutcome {
   const n = s === undefined ? 0 : s.length;
   if (n > 0 && s![n - 2]! > now) now = s![n - 2]!;
   // Entries in (now − w, now] count; find the first that does.
@@ -97,12 +150,19 @@ function slidingWindowLog(limit: number, w: number, s: PolicyState | undefined, 
     return outcome(false, limit - count, reset, s![i]! + w - now, 0, undefined, 0, 0);
   }
   const next = s === undefined ? [] : s.slice(first);
-  if (next.length > 0 && next[next.length - 2] === now) next[next.length - 1] = next[next.length - 1]! + cost;
+  if (next.length > 0 && next[next.length - 2] === now)
+    next[next.length - 1] = next[next.length - 1]! + cost;
   else next.push(now, cost);
   return outcome(true, limit - count, reset, 0, 0, next, limit - count - cost, w);
 }
 
-function bucket(shaping: boolean, p: Policy['params'], s: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+function bucket(
+  shaping: boolean,
+  p: Policy['params'],
+  s: PolicyState | undefined,
+  now: number,
+  cost: number,
+): PolicyOutcome {
   const [capacity, perUnit, perMs] = p;
   const tau = capacity * perUnit;
   let ahead = 0; // ticks the theoretical arrival time is ahead of now
@@ -114,17 +174,31 @@ function bucket(shaping: boolean, p: Policy['params'], s: PolicyState | undefine
   const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
   const reset = ceilDiv(ahead, perMs);
   const after = ahead + cost * perUnit;
-  if (after > tau) return outcome(false, remaining, reset, ceilDiv(after - tau, perMs), 0, undefined, 0, 0);
+  if (after > tau)
+    return outcome(false, remaining, reset, ceilDiv(after - tau, perMs), 0, undefined, 0, 0);
   const whole = floorDiv(after, perMs);
-  return outcome(true, remaining, reset, 0, shaping ? reset : 0, [now + whole, after - whole * perMs],
-    remaining - cost, ceilDiv(after, perMs));
+  return outcome(
+    true,
+    remaining,
+    reset,
+    0,
+    shaping ? reset : 0,
+    [now + whole, after - whole * perMs],
+    remaining - cost,
+    ceilDiv(after, perMs),
+  );
 }
 
 /**
  * The reference algorithm: one policy, its current state (undefined = empty), the time in integer
  * ms and the cost. Deterministic and allocation-light; MemoryStore runs it, the Lua scripts mirror it.
  */
-export function evaluatePolicy(policy: Policy, state: PolicyState | undefined, now: number, cost: number): PolicyOutcome {
+export function evaluatePolicy(
+  policy: Policy,
+  state: PolicyState | undefined,
+  now: number,
+  cost: number,
+): PolicyOutcome {
   const p = policy.params;
   switch (policy.kind) {
     case 'fixedWindow':

@@ -32,17 +32,25 @@ export interface LeakyBucketOptions extends Named {
 
 function positiveInt(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new FloodgateError('INVALID_POLICY', `${what} must be a positive safe integer, got ${String(value)}`);
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${what} must be a positive safe integer, got ${String(value)}`,
+    );
   }
   return value;
 }
 
-function checkKeys(options: unknown, allowed: readonly string[], factory: string): Record<string, unknown> {
+function checkKeys(
+  options: unknown,
+  allowed: readonly string[],
+  factory: string,
+): Record<string, unknown> {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_POLICY', `${factory}: options object required`);
   }
   for (const key of Object.keys(options)) {
-    if (!allowed.includes(key)) throw new FloodgateError('INVALID_POLICY', `${factory}: unknown option "${key}"`);
+    if (!allowed.includes(key))
+      throw new FloodgateError('INVALID_POLICY', `${factory}: unknown option "${key}"`);
   }
   return options as Record<string, unknown>;
 }
@@ -51,27 +59,53 @@ function checkKeys(options: unknown, allowed: readonly string[], factory: string
 const NAME = /^[\x20-\x7e]{1,64}$/;
 
 function shortDuration(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
 }
 
-function make(kind: PolicyKind, o: Record<string, unknown>, limit: number, windowMs: number,
-  capacity: number, params: [number, number, number], id: string): Policy {
+function make(
+  kind: PolicyKind,
+  o: Record<string, unknown>,
+  limit: number,
+  windowMs: number,
+  capacity: number,
+  params: [number, number, number],
+  id: string,
+): Policy {
   let name = `${limit}-per-${shortDuration(windowMs)}`;
   if (o.name !== undefined) {
     if (typeof o.name !== 'string' || !NAME.test(o.name)) {
-      throw new FloodgateError('INVALID_POLICY', `${kind}: name must be 1-64 printable ASCII characters`);
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        `${kind}: name must be 1-64 printable ASCII characters`,
+      );
     }
     name = o.name;
   }
   for (const p of params) {
     if (!Number.isSafeInteger(p)) {
-      throw new FloodgateError('INVALID_POLICY', `${kind}: limit × window is too large to count exactly`);
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        `${kind}: limit × window is too large to count exactly`,
+      );
     }
   }
-  return Object.freeze({ kind, name, id, limit, windowMs, capacity, params: Object.freeze(params) });
+  return Object.freeze({
+    kind,
+    name,
+    id,
+    limit,
+    windowMs,
+    capacity,
+    params: Object.freeze(params),
+  });
 }
 
 function windowPolicy(kind: PolicyKind, tag: string, options: unknown): Policy {
@@ -80,7 +114,10 @@ function windowPolicy(kind: PolicyKind, tag: string, options: unknown): Policy {
   const windowMs = parseDuration(o.window, `${kind}: window`);
   // The sliding counter compares limit × window in integers; all three must stay exact.
   if (!Number.isSafeInteger(limit * windowMs * 2)) {
-    throw new FloodgateError('INVALID_POLICY', `${kind}: limit × window is too large to count exactly`);
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: limit × window is too large to count exactly`,
+    );
   }
   return make(kind, o, limit, windowMs, limit, [limit, windowMs, 0], `${tag}:${limit}:${windowMs}`);
 }
@@ -102,24 +139,42 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
 
 // Buckets count in ticks: one unit of cost = `interval / gcd` ticks and one ms = `limit / gcd`
 // ticks, so a refill rate such as 7 per minute stays exact without fractions.
-function bucket(kind: 'tokenBucket' | 'leakyBucket', tag: string, o: Record<string, unknown>,
-  capacity: number, extra: number): Policy {
+function bucket(
+  kind: 'tokenBucket' | 'leakyBucket',
+  tag: string,
+  o: Record<string, unknown>,
+  capacity: number,
+  extra: number,
+): Policy {
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.interval, `${kind}: interval`);
   const g = gcd(windowMs, limit);
   const ticksPerUnit = windowMs / g;
   const ticksPerMs = limit / g;
   if (!Number.isSafeInteger(capacity * ticksPerUnit * 2 + ticksPerMs)) {
-    throw new FloodgateError('INVALID_POLICY', `${kind}: capacity × interval is too large to count exactly`);
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: capacity × interval is too large to count exactly`,
+    );
   }
-  return make(kind, o, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs],
-    `${tag}:${limit}:${windowMs}:${extra}`);
+  return make(
+    kind,
+    o,
+    limit,
+    windowMs,
+    capacity,
+    [capacity, ticksPerUnit, ticksPerMs],
+    `${tag}:${limit}:${windowMs}:${extra}`,
+  );
 }
 
 /** Refills `limit` tokens per `interval` continuously, up to `burst`; one stored timestamp (GCRA). */
 export function tokenBucket(options: TokenBucketOptions): Policy {
   const o = checkKeys(options, ['limit', 'interval', 'burst', 'name'], 'tokenBucket');
-  const burst = o.burst === undefined ? positiveInt(o.limit, 'tokenBucket: limit') : positiveInt(o.burst, 'tokenBucket: burst');
+  const burst =
+    o.burst === undefined
+      ? positiveInt(o.limit, 'tokenBucket: limit')
+      : positiveInt(o.burst, 'tokenBucket: burst');
   return bucket('tokenBucket', 'tb', o, burst, burst);
 }
 
