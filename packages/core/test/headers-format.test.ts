@@ -1,6 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { formatRateLimitHeaders } from '../src/headers/index.js';
-import { decisionOf, policy } from './headers-fixtures.js';
+import type { Decision, PolicyDecision } from '../src/types.js';
+
+function policy(over: Partial<PolicyDecision> = {}): PolicyDecision {
+  return {
+    name: 'default',
+    kind: 'fixedWindow',
+    allowed: true,
+    limit: 100,
+    windowMs: 60_000,
+    remaining: 99,
+    resetAfterMs: 60_000,
+    retryAfterMs: 0,
+    delayMs: 0,
+    ...over,
+  };
+}
+
+/** Derives the decision-level fields the way the limiter does (binding = fewest remaining). */
+function decisionOf(policies: PolicyDecision[], over: Partial<Decision> = {}): Decision {
+  const binding = policies.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  const allowed = policies.every((p) => p.allowed);
+  return {
+    allowed,
+    limit: binding.limit,
+    remaining: binding.remaining,
+    resetAfterMs: Math.max(...policies.map((p) => p.resetAfterMs)),
+    retryAfterMs: allowed ? 0 : Math.max(...policies.map((p) => p.retryAfterMs)),
+    delayMs: 0,
+    policies,
+    ...over,
+  };
+}
 
 const allowed = decisionOf([policy()]);
 const denied = decisionOf([
@@ -77,7 +108,7 @@ describe('formatRateLimitHeaders: draft-7 and draft-6', () => {
   it('rejects an unknown standard from untyped callers', () => {
     // biome-ignore lint/suspicious/noExplicitAny: simulating a JavaScript caller
     expect(() => formatRateLimitHeaders(allowed, { standard: 'draft-5' as any })).toThrow(
-      TypeError,
+      expect.objectContaining({ code: 'INVALID_OPTION' }),
     );
   });
 });

@@ -1,5 +1,6 @@
 import type { Item } from 'structured-headers';
 import { serializeDictionary, serializeItem, serializeList } from 'structured-headers';
+import { FloodgateError } from '../errors.js';
 import type { Decision, PolicyDecision } from '../types.js';
 import { msToSeconds, toCount } from './numbers.js';
 import { formatRetryAfter } from './retry-after.js';
@@ -50,7 +51,7 @@ export function formatRateLimitHeaders(
     headers['RateLimit-Policy'] = serializeList(policies.map(windowMember));
   } else {
     // Reachable only from untyped callers; a typo here would otherwise silently drop headers.
-    throw new TypeError(`Unknown RateLimit header standard: ${String(standard)}`);
+    throw new FloodgateError('INVALID_OPTION', `unknown RateLimit header standard: ${String(standard)}`);
   }
 
   if (options.legacy) {

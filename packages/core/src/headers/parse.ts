@@ -1,7 +1,7 @@
 import type { BareItem, InnerList, Item } from 'structured-headers';
 import { isInnerList, parseDictionary, parseItem, parseList, Token } from 'structured-headers';
-import { isCount } from './numbers.js';
 import type { RateLimitStandard } from './format.js';
+import { isCount } from './numbers.js';
 
 /** What a response said about its rate limit. Fields the server did not send (or sent
  * malformed) are absent. */

@@ -13,7 +13,7 @@ export function formatRetryAfter(
   jitterMs = 0,
   random: () => number = Math.random,
 ): string {
-  const base = retryAfterMs > 0 ? retryAfterMs : 0;
+  const base = Math.max(retryAfterMs, 0);
   let extra = 0;
   if (jitterMs > 0) {
     const r = random();
