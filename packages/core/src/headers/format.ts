@@ -51,7 +51,10 @@ export function formatRateLimitHeaders(
     headers['RateLimit-Policy'] = serializeList(policies.map(windowMember));
   } else {
     // Reachable only from untyped callers; a typo here would otherwise silently drop headers.
-    throw new FloodgateError('INVALID_OPTION', `unknown RateLimit header standard: ${String(standard)}`);
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      `unknown RateLimit header standard: ${String(standard)}`,
+    );
   }
 
   if (options.legacy) {
