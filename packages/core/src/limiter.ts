@@ -157,6 +157,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       })
     : undefined;
 
+  const clock = store.now === undefined ? Date.now : () => store.now!();
   const keysOf = (identity: string): { id: string; keys: string[] } => {
     validateIdentity(identity);
     const id = encodeIdentity(identity);
@@ -210,14 +211,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       if (blocked !== undefined) {
         const hit = blocked.get(id);
-        const left = hit === undefined ? 0 : hit.until - Date.now();
+        const left = hit === undefined ? 0 : hit.until - clock();
         if (hit !== undefined && left > 0 && cost >= hit.cost) {
           return { ...hit.decision, retryAfterMs: left, reason: 'blocked-cache' };
         }
       }
       const decision = await run({ keys, policies, cost, mode: 'limit' });
       if (blocked !== undefined && !decision.allowed && decision.reason === undefined) {
-        blocked.set(id, { until: Date.now() + decision.retryAfterMs, cost, decision });
+        blocked.set(id, { until: clock() + decision.retryAfterMs, cost, decision });
       }
       return decision;
     },

@@ -38,6 +38,11 @@ export interface Store {
   readonly remote?: boolean;
   /** The store to decide with while this one is failing (the default for `onStoreError`). */
   fallback?(): Store;
+  /**
+   * The clock decisions are made on, when it is local (MemoryStore, Redis with `clock: 'client'`).
+   * The limiter's blocked-key cache times entries with it; without it, with `Date.now`.
+   */
+  now?(): number;
 }
 
 /**

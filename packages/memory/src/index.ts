@@ -59,6 +59,10 @@ export class MemoryStore implements Store {
     return Promise.resolve();
   }
 
+  now(): number {
+    return this.#now();
+  }
+
   /** Keys currently held (expired ones are dropped lazily). */
   get size(): number {
     return this.#cache.size;
