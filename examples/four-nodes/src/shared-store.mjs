@@ -40,20 +40,37 @@ async function redis(url, label, stopServer) {
     import('ioredis'),
   ]);
   const clients = [];
+  let lastError;
+  const open = async (options) => {
+    const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, ...options });
+    clients.push(client);
+    // Failures mid-run show up as fallback decisions, which the demo counts and fails on;
+    // ioredis would otherwise also print every reconnect attempt.
+    client.on('error', (error) => {
+      lastError = error;
+    });
+    await client.connect();
+    return client;
+  };
+  const close = async () => {
+    await Promise.allSettled(clients.map((c) => c.quit()));
+    for (const c of clients) c.disconnect();
+    await stopServer?.();
+  };
+  try {
+    // A first connection without retries: an unreachable server is one clear error, not a
+    // reconnect loop.
+    await (await open({ retryStrategy: () => null })).ping();
+  } catch (error) {
+    await close();
+    throw new Error(`cannot reach ${label}: ${why(lastError ?? error)}`);
+  }
   return {
     kind: 'redis',
     label,
     note: undefined,
-    async makeStore() {
-      const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-      clients.push(client);
-      await client.connect();
-      return new IoRedisStore(client);
-    },
-    async close() {
-      await Promise.allSettled(clients.map((c) => c.quit()));
-      await stopServer?.();
-    },
+    makeStore: async () => new IoRedisStore(await open({})),
+    close,
   };
 }
 
