@@ -1,2 +1,11 @@
 export { type ConformanceOptions, storeConformance, type TestApi } from './conformance.js';
-export { type RedisServer, type RedisServerOptions, startRedisServer } from './redis-server.js';
+export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export {
+  freePort,
+  type RedisServer,
+  type RedisServerOptions,
+  type RespReply,
+  redisCommand,
+  redisCommands,
+  startRedisServer,
+} from './redis-server.js';

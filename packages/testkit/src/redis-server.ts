@@ -1,0 +1,360 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RedisServerOptions {
+  /** The `redis-server` executable. @default 'redis-server' (looked up on PATH) */
+  bin?: string;
+  /** Extra command-line configuration, e.g. `['--maxmemory', '10mb']`. @default [] */
+  args?: readonly string[];
+  /** How long to wait for the server to answer PING. @default 10_000 */
+  startTimeoutMs?: number;
+}
+
+/** A throw-away `redis-server` on a free loopback port, owned by this process. */
+export interface RedisServer {
+  readonly host: string;
+  readonly port: number;
+  /** `redis://<host>:<port>` */
+  readonly url: string;
+  /** The current process id (changes on `restart()`). */
+  readonly pid: number;
+  /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its temp directory. */
+  stop(): Promise<void>;
+  /** Stops the server and starts a new one on the same port: every key and cached script is lost. */
+  restart(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const INSTALL_HINT =
+  'redis-server was not found on PATH. The Redis store tests run against real redis-server ' +
+  'processes: install it with `apt-get install redis-server` (Debian/Ubuntu) or ' +
+  '`brew install redis` (macOS), or pass `bin` to startRedisServer.';
+
+// Every server this process started and has not stopped: killed when the process exits, so an
+// aborted test run leaves no redis-server behind.
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
+/** A port the OS says is free right now (never 6379, the conventional one). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.unref();
+      server.once('error', reject);
+      server.listen(0, HOST, () => {
+        const address = server.address();
+        const p = typeof address === 'object' && address !== null ? address.port : 0;
+        server.close(() => resolve(p));
+      });
+    });
+    if (port !== 6379 && port !== 0) return port;
+  }
+}
+
+function encodeCommand(args: readonly (string | number)[]): Buffer {
+  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
+  for (const a of args) {
+    const b = Buffer.from(String(a));
+    parts.push(Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n'));
+  }
+  return Buffer.concat(parts);
+}
+
+/** A RESP2 reply: strings, integers, null, arrays; an error reply is an Error value. */
+export type RespReply = string | number | null | Error | RespReply[];
+
+// Parses one reply from `buf` at `at`; undefined when the buffer does not hold all of it yet.
+function parseReply(buf: Buffer, at: number): [RespReply, number] | undefined {
+  const eol = buf.indexOf('\r\n', at);
+  if (eol < 0) return undefined;
+  const type = String.fromCharCode(buf[at]!);
+  const line = buf.toString('utf8', at + 1, eol);
+  const next = eol + 2;
+  switch (type) {
+    case '+':
+      return [line, next];
+    case '-':
+      return [new Error(line), next];
+    case ':':
+      return [Number(line), next];
+    case '$': {
+      const n = Number(line);
+      if (n < 0) return [null, next];
+      if (buf.length < next + n + 2) return undefined;
+      return [buf.toString('utf8', next, next + n), next + n + 2];
+    }
+    case '*': {
+      const n = Number(line);
+      if (n < 0) return [null, next];
+      const items: RespReply[] = [];
+      let pos = next;
+      for (let i = 0; i < n; i++) {
+        const r = parseReply(buf, pos);
+        if (r === undefined) return undefined;
+        items.push(r[0]);
+        pos = r[1];
+      }
+      return [items, pos];
+    }
+    default:
+      throw new Error(`unexpected RESP reply type ${JSON.stringify(type)}`);
+  }
+}
+
+/**
+ * Sends commands to a Redis server over one short-lived connection and resolves with their
+ * replies, in order (error replies are returned as Error values, not thrown). For test setup:
+ * no client library needed.
+ */
+export function redisCommands(
+  port: number,
+  commands: readonly (readonly (string | number)[])[],
+  options: { host?: string; timeoutMs?: number } = {},
+): Promise<RespReply[]> {
+  const host = options.host ?? HOST;
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    let buf = Buffer.alloc(0);
+    const replies: RespReply[] = [];
+    const fail = (error: Error): void => {
+      socket.destroy();
+      reject(error);
+    };
+    socket.setTimeout(options.timeoutMs ?? 5000, () =>
+      fail(new Error(`redis at ${host}:${port} did not answer in time`)),
+    );
+    socket.once('error', fail);
+    socket.on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      let at = 0;
+      for (;;) {
+        let r: [RespReply, number] | undefined;
+        try {
+          r = parseReply(buf, at);
+        } catch (error) {
+          fail(error as Error);
+          return;
+        }
+        if (r === undefined) break;
+        replies.push(r[0]);
+        at = r[1];
+      }
+      buf = buf.subarray(at);
+      if (replies.length === commands.length) {
+        socket.destroy();
+        resolve(replies);
+      }
+    });
+    socket.connect(port, host, () => {
+      socket.write(Buffer.concat(commands.map(encodeCommand)));
+    });
+  });
+}
+
+/** Sends one command; an error reply rejects. */
+export async function redisCommand(
+  port: number,
+  args: readonly (string | number)[],
+  options: { host?: string; timeoutMs?: number } = {},
+): Promise<RespReply> {
+  const [reply] = await redisCommands(port, [args], options);
+  if (reply instanceof Error) throw reply;
+  return reply as RespReply;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function spawnServer(bin: string, port: number, dir: string, extra: readonly string[]): Running {
+  const child = spawn(
+    bin,
+    [
+      '--port',
+      String(port),
+      '--bind',
+      HOST,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--logfile',
+      '',
+      ...extra,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir },
+  );
+  let log = '';
+  const keep = (chunk: Buffer): void => {
+    log = (log + chunk.toString('utf8')).slice(-8192);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', () => resolve(-1));
+  });
+  return { child, output: () => log, exited };
+}
+
+// Resolves when the server started as `child` answers on `port`: its INFO names its own pid, so a
+// stranger that happened to take the port is never mistaken for it.
+async function waitReady(
+  run: Running,
+  port: number,
+  timeoutMs: number,
+): Promise<'ready' | 'exited' | 'timeout'> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void run.exited.then(() => {
+    exited = true;
+  });
+  while (Date.now() < deadline) {
+    if (exited) return 'exited';
+    try {
+      const [pong, info] = await redisCommands(port, [['PING'], ['INFO', 'server']], {
+        timeoutMs: 1000,
+      });
+      if (
+        pong === 'PONG' &&
+        typeof info === 'string' &&
+        info.includes(`process_id:${run.child.pid}\r`)
+      ) {
+        return 'ready';
+      }
+    } catch {
+      // not listening yet
+    }
+    await sleep(25);
+  }
+  return exited ? 'exited' : 'timeout';
+}
+
+async function kill(run: Running): Promise<void> {
+  if (run.child.exitCode !== null || run.child.signalCode !== null) return;
+  run.child.kill('SIGTERM');
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), 5000);
+  await run.exited;
+  clearTimeout(timer);
+}
+
+async function startOn(
+  bin: string,
+  port: number,
+  dir: string,
+  extra: readonly string[],
+  timeoutMs: number,
+): Promise<Running | { failed: string; spawnError?: NodeJS.ErrnoException }> {
+  const run = spawnServer(bin, port, dir, extra);
+  let spawnError: NodeJS.ErrnoException | undefined;
+  run.child.once('error', (e) => {
+    spawnError = e;
+  });
+  if (run.child.pid === undefined) {
+    await run.exited;
+    return { failed: run.output(), ...(spawnError ? { spawnError } : {}) };
+  }
+  track(run.child);
+  const state = await waitReady(run, port, timeoutMs);
+  if (state === 'ready') return run;
+  await kill(run);
+  return {
+    failed: run.output() || `redis-server did not answer on port ${port} within ${timeoutMs} ms`,
+  };
+}
+
+/**
+ * Starts a throw-away `redis-server` on a free loopback port: no persistence (`--save ''`,
+ * `--appendonly no`), its own temp directory, ready once it answers PING. Throws with install
+ * instructions when `redis-server` is not on PATH. Servers still running when the process exits
+ * are killed.
+ * @example
+ * const server = await startRedisServer();
+ * const redis = new Redis(server.url);
+ * // ...
+ * await server.stop();
+ */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const bin = options.bin ?? 'redis-server';
+  const extra = options.args ?? [];
+  const timeoutMs = options.startTimeoutMs ?? 10_000;
+  const dir = mkdtempSync(join(tmpdir(), 'floodgate-redis-'));
+  let run: Running | undefined;
+  let port = 0;
+  let lastOutput = '';
+  for (let attempt = 0; attempt < 8 && run === undefined; attempt++) {
+    port = await freePort();
+    const r = await startOn(bin, port, dir, extra, timeoutMs);
+    if ('failed' in r) {
+      if (r.spawnError?.code === 'ENOENT') {
+        rmSync(dir, { recursive: true, force: true });
+        throw new Error(INSTALL_HINT, { cause: r.spawnError });
+      }
+      lastOutput = r.failed;
+      // Most likely another process took the port between our probe and the server's bind.
+      continue;
+    }
+    run = r;
+  }
+  if (run === undefined) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start redis-server:\n${lastOutput}`);
+  }
+
+  let current: Running | undefined = run;
+  let stopped = false;
+  const server: RedisServer = {
+    host: HOST,
+    port,
+    url: `redis://${HOST}:${port}`,
+    get pid() {
+      return current?.child.pid ?? -1;
+    },
+    async stop() {
+      stopped = true;
+      if (current !== undefined) await kill(current);
+      current = undefined;
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      if (stopped) throw new Error('restart() after stop()');
+      if (current !== undefined) await kill(current);
+      current = undefined;
+      // The old socket may linger briefly; redis-server binds with SO_REUSEADDR, but retry anyway.
+      let output = '';
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const r = await startOn(bin, port, dir, extra, timeoutMs);
+        if (!('failed' in r)) {
+          current = r;
+          return;
+        }
+        output = r.failed;
+        await sleep(100);
+      }
+      throw new Error(`could not restart redis-server on port ${port}:\n${output}`);
+    },
+  };
+  return server;
+}
