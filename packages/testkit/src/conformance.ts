@@ -1,0 +1,124 @@
+import type { Store } from '@floodgate/core';
+import { registerCharging } from './conformance/charging.js';
+import { registerDifferential } from './conformance/differential.js';
+import { makeHarness } from './conformance/harness.js';
+import { registerIdentities } from './conformance/identities.js';
+import { registerRetry } from './conformance/retry.js';
+import { registerSemantics } from './conformance/semantics.js';
+import { registerServerClock } from './conformance/server-clock.js';
+import { registerValidation } from './conformance/validation.js';
+
+/** A value or a promise of it. */
+export type Awaitable<T> = T | PromiseLike<T>;
+
+/** The assertions the suite uses: a subset that vitest's and jest's `expect` both provide. */
+export interface Expectation {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toBeGreaterThanOrEqual(expected: number): void;
+  toBeLessThanOrEqual(expected: number): void;
+}
+
+/**
+ * The test framework, passed in by the caller (`import { describe, expect, it } from 'vitest'`),
+ * so the testkit never imports a test runner itself.
+ */
+export interface TestApi {
+  describe(name: string, fn: () => void): void;
+  it(name: string, fn: () => Promise<void>, timeout?: number): void;
+  expect(actual: unknown, message?: string): Expectation;
+  /** Accepted for symmetry with keyv's suite; every test builds its own store, so unused. */
+  beforeEach?(fn: () => Awaitable<void>): void;
+  /** Needed when `teardown` is given. */
+  afterAll?(fn: () => Awaitable<void>): void;
+}
+
+/** What `makeStore` gets for each test. */
+export interface StoreContext {
+  /**
+   * The suite's clock in integer ms. A store that can take the caller's time (`MemoryStore`'s
+   * `now`, a Redis store in `clock: 'client'` mode) must read it on every call.
+   */
+  readonly now: () => number;
+  /**
+   * Unique per test (and per suite run), without `{`, `}` or `:`. The suite uses it as the
+   * limiter prefix, so tests on one shared Redis never see each other's keys.
+   */
+  readonly prefix: string;
+}
+
+/** Lets the suite look inside a store, to check TTLs and that nothing else was written. */
+export interface StoreInspector<S extends Store = Store> {
+  /**
+   * The key's remaining time to live in ms, or undefined when the key does not exist. A key that
+   * exists without an expiry must be reported as -1 or Infinity (it then fails the TTL checks).
+   * Redis: `PTTL` (mapping -2 to undefined). MemoryStore: `(key, store) => store.ttl(key)`.
+   */
+  ttl(key: string, store: S): Awaitable<number | undefined>;
+  /**
+   * Every key the store holds (the suite keeps those under the test's prefix). Redis: `SCAN`.
+   * Optional: without it the suite checks only the keys it knows about, through `ttl`.
+   */
+  keys?(store: S): Awaitable<readonly string[]>;
+  /**
+   * How much a TTL may have run down between the decision and the `ttl` call: 0 for a store on
+   * the suite's clock (MemoryStore); some ms for Redis, whose TTLs run on real time. @default 0
+   */
+  ttlSlackMs?: number;
+}
+
+export interface ConformanceOptions<S extends Store = Store> {
+  /** Shown as the top-level `describe`. */
+  name: string;
+  /** A fresh store for one test; it may be async. */
+  makeStore(ctx: StoreContext): Awaitable<S>;
+  /** Called after each test with the store `makeStore` returned (close a client, say). */
+  disposeStore?(store: S): Awaitable<void>;
+  /**
+   * True when the store decides with `ctx.now` (MemoryStore, Redis `clock: 'client'`). False for
+   * a store on its own clock (Redis `clock: 'server'`): then only the tests that need no time
+   * travel are registered, plus one that checks the store agrees with real time. @default true
+   */
+  controlsTime?: boolean;
+  /** TTL and key-listing access; without it those checks are left out. */
+  inspect?: StoreInspector<S>;
+  /** Run once after the whole suite (through `api.afterAll`), e.g. to stop a server. */
+  teardown?(): Awaitable<void>;
+  /** fast-check runs per random-trace property. Keep modest on remote stores. @default 40 */
+  numRuns?: number;
+  /** Per-test timeout in ms handed to `it`. @default 60_000 */
+  timeoutMs?: number;
+}
+
+/**
+ * The one conformance suite every Floodgate store runs:
+ * @example
+ * import { describe, expect, it } from 'vitest';
+ * import { storeConformance } from '@floodgate/testkit';
+ * storeConformance({ describe, it, expect }, { name: 'MemoryStore', makeStore: ({ now }) => new MemoryStore({ now }) });
+ */
+export function storeConformance<S extends Store>(
+  api: TestApi,
+  options: ConformanceOptions<S>,
+): void {
+  if (typeof options?.makeStore !== 'function') {
+    throw new TypeError('storeConformance: options.makeStore is required');
+  }
+  if (options.teardown !== undefined && typeof api.afterAll !== 'function') {
+    throw new TypeError('storeConformance: options.teardown needs api.afterAll');
+  }
+  const h = makeHarness(api, options as ConformanceOptions<S>);
+  api.describe(`${options.name}: Floodgate store conformance`, () => {
+    if (options.teardown !== undefined) api.afterAll!(options.teardown);
+    registerValidation(h);
+    registerCharging(h);
+    registerIdentities(h);
+    if (h.controlsTime) {
+      registerSemantics(h);
+      registerRetry(h);
+      registerDifferential(h);
+    } else {
+      registerServerClock(h);
+    }
+  });
+}

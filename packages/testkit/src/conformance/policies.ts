@@ -1,0 +1,20 @@
+import {
+  fixedWindow,
+  leakyBucket,
+  type Policy,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+
+/**
+ * One policy of each kind with capacity 3 and a day-long window, so tests that need no time
+ * travel hold on a store with its own clock too (a day-long window barely moves in a test).
+ */
+export const DAILY: readonly (readonly [string, Policy])[] = [
+  ['fixedWindow', fixedWindow({ limit: 3, window: '1d' })],
+  ['slidingWindow', slidingWindow({ limit: 3, window: '1d' })],
+  ['slidingWindowLog', slidingWindowLog({ limit: 3, window: '1d' })],
+  ['tokenBucket', tokenBucket({ limit: 3, interval: '1d' })],
+  ['leakyBucket', leakyBucket({ limit: 3, interval: '1d', queue: 2 })],
+];

@@ -1,0 +1,139 @@
+import {
+  fixedWindow,
+  leakyBucket,
+  type Policy,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { expectTtls, type Harness, type Run } from './harness.js';
+
+/** `[at, cost | 'peek', allowed, remaining, resetAfterMs, retryAfterMs, delayMs]`, `at` from an aligned base. */
+type Step = readonly [number, number | 'peek', boolean, number, number, number, number];
+
+async function play(h: Harness, run: Run, policy: Policy, steps: readonly Step[]): Promise<void> {
+  const l = run.limiter(policy);
+  for (const [at, cost, ...expected] of steps) {
+    run.at(at);
+    const d = cost === 'peek' ? await l.peek('k') : await l.limit('k', { cost });
+    const what = `${policy.id} at +${at} ms, ${cost === 'peek' ? 'peek' : `cost ${cost}`}: [allowed, remaining, resetAfterMs, retryAfterMs, delayMs]`;
+    h.expect([d.allowed, d.remaining, d.resetAfterMs, d.retryAfterMs, d.delayMs], what).toEqual(
+      expected,
+    );
+    const { name: _n, kind: _k, limit: _l, windowMs: _w, ...part } = d.policies[0]!;
+    h.expect(part, `${what}: the policy's own part`).toEqual({
+      allowed: d.allowed,
+      remaining: d.remaining,
+      resetAfterMs: d.resetAfterMs,
+      retryAfterMs: d.retryAfterMs,
+      delayMs: d.delayMs,
+    });
+    if (cost !== 'peek' && d.allowed) await expectTtls(h, run, l, 'k', d);
+  }
+}
+
+export function registerSemantics(h: Harness): void {
+  h.api.describe('the semantics table, policy by policy', () => {
+    h.test(
+      'fixedWindow: count + cost ≤ limit per epoch-aligned window; 2 × limit at the seam',
+      async (run) => {
+        await play(h, run, fixedWindow({ limit: 5, window: 1000 }), [
+          [900, 3, true, 2, 100, 0, 0],
+          [900, 3, false, 2, 100, 100, 0],
+          [950, 2, true, 0, 50, 0, 0],
+          [999, 1, false, 0, 1, 1, 0],
+          [1000, 'peek', true, 5, 0, 0, 0],
+          // Five more right after the seam: ten admitted within 101 ms.
+          [1000, 5, true, 0, 1000, 0, 0],
+          [1999, 1, false, 0, 1, 1, 0],
+          [2500, 4, true, 1, 500, 0, 0],
+        ]);
+      },
+    );
+
+    h.test('slidingWindowLog: units in (now − window, now] + cost ≤ limit', async (run) => {
+      await play(h, run, slidingWindowLog({ limit: 3, window: 1000 }), [
+        [0, 1, true, 2, 1000, 0, 0],
+        [400, 2, true, 0, 1000, 0, 0],
+        [999, 1, false, 0, 401, 1, 0],
+        // Cost 2 waits for the second-oldest unit, logged at 400.
+        [999, 2, false, 0, 401, 401, 0],
+        [1000, 1, true, 0, 1000, 0, 0],
+        [1000, 2, false, 0, 1000, 400, 0],
+        [1399, 2, false, 0, 601, 1, 0],
+        [1400, 2, true, 0, 1000, 0, 0],
+      ]);
+    });
+
+    h.test(
+      'slidingWindow: prev × (window − elapsed) + (cur + cost) × window ≤ limit × window',
+      async (run) => {
+        await play(h, run, slidingWindow({ limit: 10, window: 1000 }), [
+          [0, 10, true, 0, 2000, 0, 0],
+          [999, 1, false, 0, 1001, 101, 0],
+          [1000, 1, false, 0, 1000, 100, 0],
+          [1099, 1, false, 0, 901, 1, 0],
+          // 10 × 900 + 1 × 1000 = 10 × 1000: equality admits.
+          [1100, 1, true, 0, 1900, 0, 0],
+          [1500, 'peek', true, 4, 1500, 0, 0],
+          [1500, 5, false, 4, 1500, 100, 0],
+          [1600, 5, true, 0, 1400, 0, 0],
+          [2000, 1, true, 3, 2000, 0, 0],
+        ]);
+      },
+    );
+
+    h.test('tokenBucket: continuous refill of limit per interval, capped at burst', async (run) => {
+      await play(h, run, tokenBucket({ limit: 2, interval: 1000, burst: 4 }), [
+        [0, 'peek', true, 4, 0, 0, 0],
+        [0, 4, true, 0, 2000, 0, 0],
+        [0, 1, false, 0, 2000, 500, 0],
+        [250, 1, false, 0, 1750, 250, 0],
+        [499, 1, false, 0, 1501, 1, 0],
+        [500, 1, true, 0, 2000, 0, 0],
+        [1500, 3, false, 2, 1000, 500, 0],
+        [1500, 2, true, 0, 2000, 0, 0],
+        // Idle for long: the bucket holds burst tokens, not more.
+        [10_000, 'peek', true, 4, 0, 0, 0],
+        [10_000, 3, true, 1, 1500, 0, 0],
+      ]);
+    });
+
+    h.test(
+      'tokenBucket: a fractional rate (3 per second) is exact, fractions carried',
+      async (run) => {
+        await play(h, run, tokenBucket({ limit: 3, interval: '1s' }), [
+          [0, 3, true, 0, 1000, 0, 0],
+          [0, 1, false, 0, 1000, 334, 0],
+          [333, 1, false, 0, 667, 1, 0],
+          [334, 1, true, 0, 1000, 0, 0],
+          [666, 1, false, 0, 668, 1, 0],
+          [667, 1, true, 0, 1000, 0, 0],
+          [999, 1, false, 0, 668, 1, 0],
+          // Six in the first 1000 ms: burst + rate × t, exactly.
+          [1000, 1, true, 0, 1000, 0, 0],
+        ]);
+      },
+    );
+
+    h.test(
+      'leakyBucket: starts evenly spaced, up to queue waiting, delayMs says how long',
+      async (run) => {
+        await play(h, run, leakyBucket({ limit: 2, interval: 1000, queue: 2 }), [
+          [0, 'peek', true, 3, 0, 0, 0],
+          [0, 1, true, 2, 500, 0, 0],
+          [0, 'peek', true, 2, 500, 0, 500],
+          [0, 1, true, 1, 1000, 0, 500],
+          [0, 1, true, 0, 1500, 0, 1000],
+          [0, 1, false, 0, 1500, 500, 0],
+          [499, 1, false, 0, 1001, 1, 0],
+          // Starts at +0, +500, +1000, +1500.
+          [500, 1, true, 0, 1500, 0, 1000],
+          // Drained: cost 2 takes two slots (+2000, +2500), the next starts at +3000.
+          [2000, 2, true, 1, 1000, 0, 0],
+          [2000, 1, true, 0, 1500, 0, 1000],
+        ]);
+      },
+    );
+  });
+}
