@@ -11,10 +11,12 @@ const check = (ok, message) => {
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 function nodeTable(run) {
+  // Shown only when the limiter had to decide without its store (e.g. Redis went away).
+  const fb = run.fallback > 0;
   return table(
-    ['node', 'port', '200 admitted', '429 denied'],
-    run.nodes.map((n) => [n.name, n.port, n.admitted, n.denied]),
-    { footer: ['total', '', run.admitted, run.denied] },
+    ['node', 'port', '200 admitted', '429 denied', ...(fb ? ['decided by fallback'] : [])],
+    run.nodes.map((n) => [n.name, n.port, n.admitted, n.denied, ...(fb ? [n.fallback] : [])]),
+    { footer: ['total', '', run.admitted, run.denied, ...(fb ? [run.fallback] : [])] },
   );
 }
 

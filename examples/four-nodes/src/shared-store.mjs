@@ -52,17 +52,16 @@ async function redis(url, label, stopServer) {
     await client.connect();
     return client;
   };
-  const close = async () => {
+  const closeClients = async () => {
     await Promise.allSettled(clients.map((c) => c.quit()));
     for (const c of clients) c.disconnect();
-    await stopServer?.();
   };
   try {
     // A first connection without retries: an unreachable server is one clear error, not a
     // reconnect loop.
     await (await open({ retryStrategy: () => null })).ping();
   } catch (error) {
-    await close();
+    await closeClients();
     throw new Error(`cannot reach ${label}: ${why(lastError ?? error)}`);
   }
   return {
@@ -70,7 +69,10 @@ async function redis(url, label, stopServer) {
     label,
     note: undefined,
     makeStore: async () => new IoRedisStore(await open({})),
-    close,
+    close: async () => {
+      await closeClients();
+      await stopServer?.();
+    },
   };
 }
 
