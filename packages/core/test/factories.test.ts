@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { isFloodgateError } from '../src/errors.js';
+import {
+  fixedWindow,
+  leakyBucket,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '../src/policies/factories.js';
+
+function thrown(fn: () => unknown): { code?: string; message?: string } {
+  try {
+    fn();
+  } catch (e) {
+    expect(isFloodgateError(e)).toBe(true);
+    return e as { code: string; message: string };
+  }
+  return {};
+}
+
+describe('policy factories', () => {
+  it('window policies: plain data, named and identified by their parameters', () => {
+    expect(fixedWindow({ limit: 100, window: '1m' })).toEqual({
+      kind: 'fixedWindow',
+      name: '100-per-1m',
+      id: 'fw:100:60000',
+      limit: 100,
+      windowMs: 60_000,
+      capacity: 100,
+      params: [100, 60_000, 0],
+    });
+    expect(slidingWindow({ limit: 5, window: 1500 }).id).toBe('sw:5:1500');
+    expect(slidingWindow({ limit: 5, window: 1500 }).name).toBe('5-per-1500ms');
+    expect(slidingWindowLog({ limit: 5, window: '2h', name: 'hourly' })).toMatchObject({
+      kind: 'slidingWindowLog',
+      name: 'hourly',
+      id: 'swl:5:7200000',
+      capacity: 5,
+    });
+  });
+
+  it('tokenBucket counts in ticks: one unit = interval/g, one ms = limit/g (g = gcd)', () => {
+    const p = tokenBucket({ limit: 7, interval: '1m' });
+    expect([p.capacity, ...p.params, p.id]).toEqual([7, 7, 60_000, 7, 'tb:7:60000:7']);
+    const q = tokenBucket({ limit: 10, interval: '1s', burst: 25 });
+    expect([q.capacity, ...q.params, q.id, q.name]).toEqual([
+      25,
+      25,
+      100,
+      1,
+      'tb:10:1000:25',
+      '10-per-1s',
+    ]);
+  });
+
+  it('leakyBucket: capacity is queue + 1 (the one starting now and those waiting)', () => {
+    const p = leakyBucket({ limit: 3, interval: '1s', queue: 4 });
+    expect([p.kind, p.capacity, ...p.params, p.id]).toEqual([
+      'leakyBucket',
+      5,
+      5,
+      1000,
+      3,
+      'lb:3:1000:4',
+    ]);
+  });
+
+  it('the same parameters give the same id whatever the spelling or name; others differ', () => {
+    expect(fixedWindow({ limit: 5, window: '1s', name: 'a' }).id).toBe(
+      fixedWindow({ limit: 5, window: 1000 }).id,
+    );
+    expect(tokenBucket({ limit: 5, interval: '1s' }).id).toBe(
+      tokenBucket({ limit: 5, interval: 1000, burst: 5 }).id,
+    );
+    const ids = [
+      fixedWindow({ limit: 5, window: 1000 }),
+      slidingWindow({ limit: 5, window: 1000 }),
+      slidingWindowLog({ limit: 5, window: 1000 }),
+      tokenBucket({ limit: 5, interval: 1000 }),
+      tokenBucket({ limit: 5, interval: 1000, burst: 6 }),
+      leakyBucket({ limit: 5, interval: 1000, queue: 5 }),
+      fixedWindow({ limit: 51, window: 100 }),
+      fixedWindow({ limit: 5, window: 1100 }),
+    ].map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('policies are frozen', () => {
+    const p = tokenBucket({ limit: 5, interval: 1000 });
+    expect(Object.isFrozen(p)).toBe(true);
+    expect(Object.isFrozen(p.params)).toBe(true);
+  });
+
+  it('errors name the factory and the field', () => {
+    expect(thrown(() => tokenBucket({ limit: 5, interval: 'abc' as never }))).toMatchObject({
+      code: 'INVALID_POLICY',
+      message: expect.stringContaining('tokenBucket: interval'),
+    });
+    expect(thrown(() => leakyBucket({ limit: 5, interval: '1s', queue: 0 }))).toMatchObject({
+      code: 'INVALID_POLICY',
+      message: expect.stringContaining('leakyBucket: queue'),
+    });
+    expect(thrown(() => fixedWindow({ limit: 5, window: '1s', windw: 3 } as never))).toMatchObject({
+      code: 'INVALID_POLICY',
+      message: expect.stringContaining('windw'),
+    });
+    expect(thrown(() => tokenBucket({ limit: 0, interval: '1s', burst: 3 })).message).toContain(
+      'limit',
+    );
+  });
+
+  it('refuses parameters whose products would not stay exact integers', () => {
+    expect(thrown(() => fixedWindow({ limit: 2 ** 30, window: 2 ** 23 })).code).toBe(
+      'INVALID_POLICY',
+    );
+    expect(thrown(() => tokenBucket({ limit: 1, interval: 2 ** 40, burst: 2 ** 12 })).code).toBe(
+      'INVALID_POLICY',
+    );
+    expect(thrown(() => leakyBucket({ limit: 1, interval: 2 ** 45, queue: 2 ** 8 })).code).toBe(
+      'INVALID_POLICY',
+    );
+    expect(fixedWindow({ limit: 1_000_000, window: '1d' }).capacity).toBe(1_000_000);
+    expect(tokenBucket({ limit: 1_000_000, interval: '1d' }).capacity).toBe(1_000_000);
+  });
+
+  it('tokenBucket: burst may be below or above the limit', () => {
+    expect(tokenBucket({ limit: 10, interval: '1s', burst: 1 }).capacity).toBe(1);
+    expect(tokenBucket({ limit: 1, interval: '1s', burst: 10 }).capacity).toBe(10);
+  });
+});

@@ -1,0 +1,254 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FloodgateError, isFloodgateError } from '../src/errors.js';
+import { createLimiter } from '../src/limiter.js';
+import type { PolicyState } from '../src/policies/evaluate.js';
+import { fixedWindow, tokenBucket } from '../src/policies/factories.js';
+import { evaluateAll, type PolicyResult, type Store, type StoreCall } from '../src/store.js';
+
+/** The smallest correct store: a Map and evaluateAll (no expiry; fine for these tests). */
+class MapStore implements Store {
+  readonly states = new Map<string, PolicyState>();
+  calls = 0;
+  constructor(
+    readonly now: () => number = Date.now,
+    readonly remote = false,
+  ) {}
+  async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    this.calls++;
+    const { results, writes } = evaluateAll(
+      call,
+      call.keys.map((k) => this.states.get(k)),
+      this.now(),
+    );
+    writes.forEach((w, i) => {
+      if (w !== undefined) this.states.set(call.keys[i]!, w.state);
+    });
+    return results;
+  }
+  async reset(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.states.delete(k);
+  }
+}
+
+const failing = (
+  error: unknown = new Error('ECONNREFUSED'),
+  extra: Partial<Store> = {},
+): Store => ({
+  evaluate: () => Promise.reject(error),
+  reset: () => Promise.reject(error),
+  ...extra,
+});
+
+async function rejection(p: Promise<unknown>): Promise<FloodgateError> {
+  try {
+    await p;
+  } catch (e) {
+    expect(isFloodgateError(e)).toBe(true);
+    return e as FloodgateError;
+  }
+  throw new Error('expected a rejection');
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('createLimiter', () => {
+  it('limits, peeks and resets through the store, one call per decision', async () => {
+    const store = new MapStore(() => 1_000_000);
+    const l = createLimiter({
+      store,
+      policy: fixedWindow({ limit: 2, window: '1s' }),
+      prefix: 'api',
+    });
+    expect((await l.limit('u')).remaining).toBe(1);
+    expect((await l.peek('u')).remaining).toBe(1);
+    expect((await l.limit('u')).allowed).toBe(true);
+    expect((await l.limit('u')).allowed).toBe(false);
+    expect(store.calls).toBe(4);
+    expect([...store.states.keys()]).toEqual(['api:{u}:fw:2:1000']);
+    await l.reset('u');
+    expect(store.states.size).toBe(0);
+    expect(l.policies.map((p) => p.id)).toEqual(['fw:2:1000']);
+    expect(Object.isFrozen(l.policies)).toBe(true);
+  });
+
+  it("the default prefix is 'floodgate'", async () => {
+    const store = new MapStore();
+    await createLimiter({ store, policy: fixedWindow({ limit: 2, window: '1s' }) }).limit('u');
+    expect([...store.states.keys()]).toEqual(['floodgate:{u}:fw:2:1000']);
+  });
+
+  it('bad input never reaches the store', async () => {
+    const store = new MapStore();
+    const l = createLimiter({ store, policy: tokenBucket({ limit: 3, interval: '1s' }) });
+    expect((await rejection(l.limit('', { cost: 1 }))).code).toBe('INVALID_KEY');
+    expect((await rejection(l.limit('u', { cost: 0 }))).code).toBe('INVALID_COST');
+    expect((await rejection(l.limit('u', { cost: 4 }))).code).toBe('COST_EXCEEDS_CAPACITY');
+    expect((await rejection(l.peek(1 as never))).code).toBe('INVALID_KEY');
+    expect((await rejection(l.reset(undefined as never))).code).toBe('INVALID_KEY');
+    expect(store.calls).toBe(0);
+  });
+});
+
+describe('onStoreError', () => {
+  it('default without a fallback: throws STORE_UNAVAILABLE with the cause', async () => {
+    const cause = new Error('ECONNREFUSED');
+    const l = createLimiter({
+      store: failing(cause),
+      policy: fixedWindow({ limit: 2, window: '1s' }),
+    });
+    const e = await rejection(l.limit('u'));
+    expect([e.code, e.cause]).toEqual(['STORE_UNAVAILABLE', cause]);
+  });
+
+  it("'allow' and 'deny' decide, say why, and report the error", async () => {
+    const errors: FloodgateError[] = [];
+    const policy = fixedWindow({ limit: 2, window: '1s' });
+    const allow = createLimiter({
+      store: failing(),
+      policy,
+      onStoreError: 'allow',
+      onError: (e) => errors.push(e),
+    });
+    const a = await allow.limit('u');
+    expect([a.allowed, a.reason, a.retryAfterMs]).toEqual([true, 'store-unavailable', 0]);
+    const deny = createLimiter({
+      store: failing(),
+      policy,
+      onStoreError: 'deny',
+      onError: (e) => errors.push(e),
+    });
+    const d = await deny.limit('u');
+    expect([d.allowed, d.reason]).toEqual([false, 'store-unavailable']);
+    expect(d.retryAfterMs).toBeGreaterThan(0);
+    expect(errors.map((e) => e.code)).toEqual(['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE']);
+  });
+
+  it('a fallback store decides instead, given explicitly or by the store', async () => {
+    const policy = fixedWindow({ limit: 1, window: '1s' });
+    const backup = new MapStore(() => 5_000);
+    const explicit = createLimiter({ store: failing(), policy, onStoreError: backup });
+    expect(await explicit.limit('u')).toMatchObject({ allowed: true, reason: 'store-unavailable' });
+    expect(await explicit.limit('u')).toMatchObject({
+      allowed: false,
+      reason: 'store-unavailable',
+    });
+    const own = new MapStore(() => 5_000);
+    const implicit = createLimiter({ store: failing(undefined, { fallback: () => own }), policy });
+    expect(await implicit.limit('u')).toMatchObject({ allowed: true, reason: 'store-unavailable' });
+    expect(own.calls).toBe(1);
+  });
+
+  it("a store's own STORE_TIMEOUT is kept as such", async () => {
+    const policy = fixedWindow({ limit: 1, window: '1s' });
+    const l = createLimiter({
+      store: failing(new FloodgateError('STORE_TIMEOUT', 'slow')),
+      policy,
+      onStoreError: 'allow',
+    });
+    expect((await l.limit('u')).reason).toBe('store-timeout');
+  });
+
+  it('timeoutMs gives up on a store that does not answer', async () => {
+    vi.useFakeTimers();
+    const hanging: Store = { evaluate: () => new Promise(() => {}), reset: async () => {} };
+    const policy = fixedWindow({ limit: 1, window: '1s' });
+    const allow = createLimiter({ store: hanging, policy, timeoutMs: 50, onStoreError: 'allow' });
+    const pending = allow.limit('u');
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await pending).reason).toBe('store-timeout');
+    const strict = createLimiter({ store: hanging, policy, timeoutMs: 50 });
+    const failed = rejection(strict.limit('u'));
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await failed).code).toBe('STORE_TIMEOUT');
+    // A store that answers in time leaves no timer behind.
+    const quick = createLimiter({ store: new MapStore(() => 0), policy, timeoutMs: 50 });
+    expect((await quick.limit('u')).allowed).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('blocked-key cache', () => {
+  it('remote stores: a denied identity is answered in-process until retryAfterMs has passed', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_700_000_000_000);
+    const store = new MapStore(Date.now, true);
+    const l = createLimiter({ store, policy: fixedWindow({ limit: 1, window: '1s' }) });
+    await l.limit('u');
+    const denied = await l.limit('u');
+    expect(denied.allowed).toBe(false);
+    expect(store.calls).toBe(2);
+    vi.setSystemTime(Date.now() + 300);
+    const cached = await l.limit('u');
+    expect([cached.allowed, cached.reason, cached.retryAfterMs]).toEqual([
+      false,
+      'blocked-cache',
+      denied.retryAfterMs - 300,
+    ]);
+    expect(store.calls).toBe(2);
+    // peek always asks the store.
+    await l.peek('u');
+    expect(store.calls).toBe(3);
+    vi.setSystemTime(Date.now() + cached.retryAfterMs);
+    expect((await l.limit('u')).allowed).toBe(true);
+    expect(store.calls).toBe(4);
+  });
+
+  it('a smaller request than the one denied still asks the store', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_700_000_000_000);
+    const store = new MapStore(Date.now, true);
+    const l = createLimiter({ store, policy: tokenBucket({ limit: 3, interval: '1s' }) });
+    await l.limit('u', { cost: 2 });
+    expect((await l.limit('u', { cost: 2 })).allowed).toBe(false);
+    const small = await l.limit('u', { cost: 1 });
+    expect([small.allowed, small.reason]).toEqual([true, undefined]);
+  });
+
+  it('reset forgets the block; blockCache: false turns it off; local stores have none by default', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_700_000_000_000);
+    const policy = fixedWindow({ limit: 1, window: '1m' });
+    const remote = new MapStore(Date.now, true);
+    const l = createLimiter({ store: remote, policy });
+    await l.limit('u');
+    await l.limit('u');
+    await l.reset('u');
+    expect((await l.limit('u')).allowed).toBe(true);
+
+    for (const [store, blockCache] of [
+      [new MapStore(Date.now, true), false],
+      [new MapStore(Date.now, false), undefined],
+    ] as const) {
+      const m = createLimiter({
+        store,
+        policy,
+        ...(blockCache === undefined ? {} : { blockCache }),
+      });
+      await m.limit('u');
+      await m.limit('u');
+      const d = await m.limit('u');
+      expect([d.allowed, d.reason, store.calls]).toEqual([false, undefined, 3]);
+    }
+  });
+
+  it('is bounded by max', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_700_000_000_000);
+    const store = new MapStore(Date.now, true);
+    const l = createLimiter({
+      store,
+      policy: fixedWindow({ limit: 1, window: '1m' }),
+      blockCache: { max: 1 },
+    });
+    for (const id of ['a', 'b']) {
+      await l.limit(id);
+      await l.limit(id);
+    }
+    const calls = store.calls;
+    expect((await l.limit('b')).reason).toBe('blocked-cache');
+    expect((await l.limit('a')).reason).toBe(undefined);
+    expect(store.calls).toBe(calls + 1);
+  });
+});
