@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 // @ts-expect-error -- plain .mjs without declarations; the demo has no build step on purpose.
 import { fourNodes, LIMIT, REQUESTS, seams } from '../src/scenarios.mjs';
@@ -6,6 +7,15 @@ import { openSharedStore } from '../src/shared-store.mjs';
 
 // Each burst is spread over ~2 s of wall time on real sockets.
 const BURST_TIMEOUT = 30_000;
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('four-nodes demo', () => {
   test('(1) four nodes counting alone let all 380 through', {
@@ -37,6 +47,14 @@ describe('four-nodes demo', () => {
   }, async () => {
     const shared = await openSharedStore();
     try {
+      // Falling back in-process here would hide a broken Redis path behind a passing test.
+      // The note says why, so it is part of what a failure prints.
+      if (process.env.REDIS_URL || hasRedisServer()) {
+        expect({ kind: shared.kind, note: shared.note }).toEqual({
+          kind: 'redis',
+          note: undefined,
+        });
+      }
       const run = await fourNodes({ shared });
       expect(run.fallback).toBe(0);
       expect(run.admitted).toBeGreaterThanOrEqual(LIMIT);
