@@ -1,0 +1,142 @@
+import {
+  createLimiter,
+  fixedWindow,
+  type Policy,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { MemoryStore } from '../src/index.js';
+
+const T0 = 1_700_000_040_000; // a multiple of every window below
+
+function setup(policy: Policy | Policy[], maxKeys?: number) {
+  const clock = { t: T0 };
+  const store = new MemoryStore({
+    now: () => clock.t,
+    ...(maxKeys === undefined ? {} : { maxKeys }),
+  });
+  const limiter = createLimiter({ store, policy, prefix: 'm' });
+  const key = (id: string, p: Policy = limiter.policies[0]!) => `m:{${id}}:${p.id}`;
+  return { clock, store, limiter, key };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('MemoryStore', () => {
+  it('holds a key exactly as long as its state is not empty: TTL = resetAfterMs', async () => {
+    const { clock, store, limiter, key } = setup(fixedWindow({ limit: 2, window: 1000 }));
+    clock.t = T0 + 300;
+    const d = await limiter.limit('a');
+    expect(d.resetAfterMs).toBe(700);
+    expect(store.ttl(key('a'))).toBe(700);
+    clock.t += 699;
+    expect(store.ttl(key('a'))).toBe(1);
+    expect((await limiter.peek('a')).remaining).toBe(1);
+    clock.t += 2;
+    expect(store.ttl(key('a'))).toBe(undefined);
+    expect((await limiter.peek('a')).remaining).toBe(2);
+  });
+
+  it('drops entries whose state is empty again, so memory follows live keys', async () => {
+    const { clock, store, limiter, key } = setup(slidingWindowLog({ limit: 5, window: 1000 }));
+    for (const id of ['a', 'b', 'c']) await limiter.limit(id);
+    expect(store.size).toBe(3);
+    clock.t += 1001;
+    for (const id of ['a', 'b', 'c']) expect(store.ttl(key(id))).toBe(undefined);
+    // Expiry is lazy (no timer per key): an entry goes when next touched.
+    for (const id of ['a', 'b', 'c']) expect((await limiter.peek(id)).remaining).toBe(5);
+    expect(store.size).toBe(0);
+  });
+
+  it('new keys evict the least recently used ones, here the expired ones', async () => {
+    const { clock, store, limiter, key } = setup(fixedWindow({ limit: 1, window: 1000 }), 3);
+    for (const id of ['a', 'b', 'c']) await limiter.limit(id);
+    clock.t += 1000;
+    for (const id of ['d', 'e', 'f']) expect((await limiter.limit(id)).allowed).toBe(true);
+    expect(store.size).toBe(3);
+    for (const id of ['d', 'e', 'f']) expect(store.ttl(key(id))).toBe(1000);
+    for (const id of ['d', 'e', 'f']) expect((await limiter.limit(id)).allowed).toBe(false);
+  });
+
+  it('maxKeys bounds it: the least recently used key is evicted (and its usage forgotten)', async () => {
+    const { store, limiter, key } = setup(tokenBucket({ limit: 1, interval: '1m' }), 3);
+    for (const id of ['a', 'b', 'c']) expect((await limiter.limit(id)).allowed).toBe(true);
+    await limiter.peek('a'); // a is now more recent than b
+    await limiter.limit('d');
+    expect(store.size).toBe(3);
+    expect(store.ttl(key('b'))).toBe(undefined);
+    expect(store.ttl(key('a'))).toBeGreaterThan(0);
+    expect((await limiter.limit('a')).allowed).toBe(false);
+    expect((await limiter.limit('b')).allowed).toBe(true); // the documented cost of the bound
+    expect(store.size).toBe(3);
+  });
+
+  it('counts one key per identity and policy', async () => {
+    const policies = [
+      fixedWindow({ limit: 5, window: '1m' }),
+      tokenBucket({ limit: 5, interval: '1m' }),
+    ];
+    const { store, limiter, key } = setup(policies, 4);
+    await limiter.limit('a');
+    await limiter.limit('b');
+    expect(store.size).toBe(4);
+    await limiter.limit('c');
+    expect(store.size).toBe(4);
+    for (const p of policies) {
+      expect(store.ttl(key('a', p))).toBe(undefined);
+      expect(store.ttl(key('c', p))).toBeGreaterThan(0);
+    }
+  });
+
+  it('peek writes nothing and leaves TTLs alone; a denial writes nothing either', async () => {
+    const { clock, store, limiter, key } = setup(fixedWindow({ limit: 1, window: 1000 }));
+    await limiter.peek('a');
+    expect(store.size).toBe(0);
+    await limiter.limit('a');
+    clock.t += 400;
+    await limiter.peek('a');
+    await limiter.limit('a');
+    expect(store.ttl(key('a'))).toBe(600);
+    await limiter.limit('b', { cost: 1 });
+    await limiter.limit('b', { cost: 1 });
+    expect(store.size).toBe(2);
+  });
+
+  it('reset deletes every key of the identity, and only those', async () => {
+    const policies = [
+      fixedWindow({ limit: 5, window: '1m' }),
+      tokenBucket({ limit: 5, interval: '1m' }),
+    ];
+    const { store, limiter, key } = setup(policies);
+    await limiter.limit('a', { cost: 5 });
+    await limiter.limit('b');
+    await limiter.reset('a');
+    expect(store.size).toBe(2);
+    for (const p of policies) expect(store.ttl(key('a', p))).toBe(undefined);
+    expect((await limiter.limit('a', { cost: 5 })).allowed).toBe(true);
+    await store.reset(['m:{nobody}:x']);
+    expect(store.size).toBe(4);
+  });
+
+  it('uses Date.now by default', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(T0);
+    const store = new MemoryStore();
+    const limiter = createLimiter({ store, policy: fixedWindow({ limit: 1, window: 1000 }) });
+    vi.setSystemTime(T0 + 250);
+    expect((await limiter.limit('a')).resetAfterMs).toBe(750);
+    vi.setSystemTime(T0 + 999);
+    expect((await limiter.limit('a')).retryAfterMs).toBe(1);
+    vi.setSystemTime(T0 + 1000);
+    expect((await limiter.limit('a')).allowed).toBe(true);
+  });
+
+  it('is a local store: no blocked-key cache, no fallback', () => {
+    const store = new MemoryStore();
+    expect((store as { remote?: boolean }).remote).not.toBe(true);
+    expect('fallback' in store).toBe(false);
+  });
+});
