@@ -15,7 +15,9 @@ function onPath(command) {
 
 function why(error) {
   if (error?.code === 'ERR_MODULE_NOT_FOUND') {
-    const name = /'(@?[^']+)'/.exec(error.message)?.[1] ?? 'a package';
+    // Node names either the package or, when its dist/ is missing, a path inside it.
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\/|'(@?[^'/][^']*)'/.exec(error.message);
+    const name = m?.[1] ?? m?.[2] ?? 'a package';
     return `${name} is not installed or not built`;
   }
   return error instanceof Error ? error.message.split('\n')[0] : String(error);
