@@ -1,48 +1,53 @@
 import { type RedisServer, startRedisServer, storeConformance } from '@floodgate/testkit';
-import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NodeRedisStore } from '../src/index.js';
+import { type NodeRedisClientLike, NodeRedisStore } from '../src/index.js';
+import { CLIENT_KINDS, type Connected } from './clients.js';
 
 let server: RedisServer;
-let client: ReturnType<typeof createClient>;
+const conns = new Map<string, Connected<NodeRedisClientLike>>();
 beforeAll(async () => {
   server = await startRedisServer();
-  client = createClient({ url: server.url });
-  await client.connect();
+  for (const kind of CLIENT_KINDS) conns.set(kind.name, await kind.client(server.url));
 });
 afterAll(async () => {
-  await client?.disconnect();
+  for (const c of conns.values()) await c.close();
   await server?.stop();
 });
 
-const inspect = {
-  async ttl(key: string): Promise<number | undefined> {
-    const ttl = Number(await client.sendCommand(['PTTL', key]));
-    return ttl === -2 ? undefined : ttl;
-  },
-  async keys(): Promise<string[]> {
-    const out: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = (await client.sendCommand(['SCAN', cursor, 'COUNT', '1000'])) as [
-        string,
-        string[],
-      ];
-      cursor = String(next);
-      out.push(...keys.map(String));
-    } while (cursor !== '0');
-    return out;
-  },
-  // Redis TTLs run on real time: allow for the round trips between decision and PTTL.
-  ttlSlackMs: 1000,
-};
+const client = (name: string): NodeRedisClientLike => conns.get(name)!.client;
 
-storeConformance(
-  { describe, it, expect },
-  {
-    name: 'NodeRedisStore (clock: server)',
-    controlsTime: false,
-    makeStore: () => new NodeRedisStore(client),
-    inspect,
-  },
-);
+function inspect(name: string) {
+  return {
+    async ttl(key: string): Promise<number | undefined> {
+      const ttl = Number(await client(name).sendCommand(['PTTL', key]));
+      return ttl === -2 ? undefined : ttl;
+    },
+    async keys(): Promise<string[]> {
+      const out: string[] = [];
+      let cursor = '0';
+      do {
+        const reply = (await client(name).sendCommand(['SCAN', cursor, 'COUNT', '1000'])) as [
+          unknown,
+          unknown[],
+        ];
+        cursor = String(reply[0]);
+        out.push(...reply[1].map(String));
+      } while (cursor !== '0');
+      return out;
+    },
+    // Redis TTLs run on real time: allow for the round trips between decision and PTTL.
+    ttlSlackMs: 1000,
+  };
+}
+
+for (const { name } of CLIENT_KINDS) {
+  storeConformance(
+    { describe, it, expect },
+    {
+      name: `NodeRedisStore with ${name} (clock: server)`,
+      controlsTime: false,
+      makeStore: () => new NodeRedisStore(client(name)),
+      inspect: inspect(name),
+    },
+  );
+}

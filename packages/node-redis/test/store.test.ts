@@ -186,3 +186,27 @@ describe('NodeRedisStore options', () => {
     }
   });
 });
+
+describe('NodeRedisStore on a node-redis 5+ client pool', () => {
+  it('decides through the pool like through one client', async () => {
+    const { createClientPool } = await import('redis');
+    const pool = createClientPool({ url: server.url }, { minimum: 2, maximum: 4 });
+    pool.on('error', () => {});
+    await pool.connect();
+    try {
+      const limiter = createLimiter({
+        store: new NodeRedisStore(pool),
+        policy: slidingWindowLog({ limit: 9, window: '1h' }),
+        prefix: 'pool',
+        onStoreError: 'throw',
+        blockCache: false,
+      });
+      const ds = await Promise.all(Array.from({ length: 40 }, () => limiter.limit('p')));
+      expect(ds.filter((d) => d.allowed)).toHaveLength(9);
+      await limiter.reset('p');
+      expect((await limiter.limit('p')).remaining).toBe(8);
+    } finally {
+      pool.destroy();
+    }
+  });
+});
