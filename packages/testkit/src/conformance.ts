@@ -80,6 +80,15 @@ export interface ConformanceOptions<S extends Store = Store> {
    * travel are registered, plus one that checks the store agrees with real time. @default true
    */
   controlsTime?: boolean;
+  /**
+   * True when the store decides on `ctx.now` but expires keys on real time (Redis with
+   * `clock: 'client'`: `PX` runs on the server's clock). A key written with a 2 ms TTL could then
+   * vanish during the real milliseconds a trace spends on round trips while the suite's clock
+   * stands still, and the store would rightly forget state the reference still holds. The suite
+   * therefore stretches the windows, steps and start times of its random traces ×100 (durations
+   * become 100 ms – 100 s), keeping every TTL far above a round trip. @default false
+   */
+  realTimeExpiry?: boolean;
   /** TTL and key-listing access; without it those checks are left out. */
   inspect?: StoreInspector<S>;
   /** Run once after the whole suite (through `api.afterAll`), e.g. to stop a server. */

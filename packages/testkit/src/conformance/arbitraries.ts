@@ -10,11 +10,12 @@ import {
 import fc from 'fast-check';
 
 const count = (max: number) => fc.integer({ min: 1, max });
-/** Short windows, so random traces of a few dozen steps cross many of them; some odd, some strings. */
-const duration = fc.oneof(
-  fc.integer({ min: 1, max: 40 }),
-  fc.constantFrom<number | '1s' | '250ms'>(7, 60, 100, 1000, '1s', '250ms'),
-);
+
+/** Short windows (× scale), so traces of a few dozen steps cross many of them; some odd. */
+const duration = (scale: number) =>
+  fc
+    .oneof(fc.integer({ min: 1, max: 40 }), fc.constantFrom(7, 60, 100, 250, 1000))
+    .map((ms) => ms * scale);
 
 export const POLICY_KINDS: readonly PolicyKind[] = [
   'fixedWindow',
@@ -24,38 +25,51 @@ export const POLICY_KINDS: readonly PolicyKind[] = [
   'leakyBucket',
 ];
 
-const BY_KIND: Record<PolicyKind, fc.Arbitrary<Policy>> = {
-  fixedWindow: fc.record({ limit: count(6), window: duration }).map((o) => fixedWindow(o)),
-  slidingWindow: fc.record({ limit: count(6), window: duration }).map((o) => slidingWindow(o)),
-  slidingWindowLog: fc
-    .record({ limit: count(6), window: duration })
-    .map((o) => slidingWindowLog(o)),
-  tokenBucket: fc
-    .record({ limit: count(6), interval: duration, burst: fc.option(count(8), { nil: undefined }) })
-    .map((o) => tokenBucket(o)),
-  leakyBucket: fc
-    .record({ limit: count(6), interval: duration, queue: count(5) })
-    .map((o) => leakyBucket(o)),
-};
-
-/** One policy: of one kind, or of any. */
-export function policyArb(kind?: PolicyKind): fc.Arbitrary<Policy> {
-  return kind === undefined ? fc.oneof(...POLICY_KINDS.map((k) => BY_KIND[k])) : BY_KIND[kind];
+function byKind(kind: PolicyKind, scale: number): fc.Arbitrary<Policy> {
+  const d = duration(scale);
+  switch (kind) {
+    case 'fixedWindow':
+      return fc.record({ limit: count(6), window: d }).map((o) => fixedWindow(o));
+    case 'slidingWindow':
+      return fc.record({ limit: count(6), window: d }).map((o) => slidingWindow(o));
+    case 'slidingWindowLog':
+      return fc.record({ limit: count(6), window: d }).map((o) => slidingWindowLog(o));
+    case 'tokenBucket':
+      return fc
+        .record({ limit: count(6), interval: d, burst: fc.option(count(8), { nil: undefined }) })
+        .map((o) => tokenBucket(o));
+    case 'leakyBucket':
+      return fc
+        .record({ limit: count(6), interval: d, queue: count(5) })
+        .map((o) => leakyBucket(o));
+  }
 }
 
-/** 1–3 policies (or exactly one of `kind`), with distinct ids as createLimiter requires. */
-export function policiesArb(kind?: PolicyKind, minLength = 1): fc.Arbitrary<Policy[]> {
-  if (kind !== undefined) return BY_KIND[kind].map((p) => [p]);
-  return fc.uniqueArray(policyArb(), { minLength, maxLength: 3, selector: (p) => p.id });
+/**
+ * 1–3 policies of any kind (or exactly one of `kind`), with distinct ids as createLimiter
+ * requires. `scale` stretches every duration (see `realTimeExpiry`).
+ */
+export function policiesArb(
+  kind: PolicyKind | undefined,
+  scale: number,
+  minLength = 1,
+): fc.Arbitrary<Policy[]> {
+  if (kind !== undefined) return byKind(kind, scale).map((p) => [p]);
+  const any = fc.oneof(...POLICY_KINDS.map((k) => byKind(k, scale)));
+  return fc.uniqueArray(any, { minLength, maxLength: 3, selector: (p) => p.id });
 }
 
-/** Time steps: mostly small, sometimes across several windows. */
-export const stepArb = fc.oneof(
-  { arbitrary: fc.constant(0), weight: 3 },
-  { arbitrary: fc.integer({ min: 1, max: 3 }), weight: 3 },
-  { arbitrary: fc.integer({ min: 0, max: 60 }), weight: 3 },
-  { arbitrary: fc.integer({ min: 0, max: 2500 }), weight: 1 },
-);
+/** Time steps (× scale): mostly small, sometimes across several windows. */
+export function stepArb(scale: number): fc.Arbitrary<number> {
+  return fc
+    .oneof(
+      { arbitrary: fc.constant(0), weight: 3 },
+      { arbitrary: fc.integer({ min: 1, max: 3 }), weight: 3 },
+      { arbitrary: fc.integer({ min: 0, max: 60 }), weight: 3 },
+      { arbitrary: fc.integer({ min: 0, max: 2500 }), weight: 1 },
+    )
+    .map((ms) => ms * scale);
+}
 
 /** A cost of 1..8, brought into 1..capacity by the test. */
 export const costArb = fc.oneof(
@@ -75,13 +89,20 @@ export interface Op {
   readonly cost: number;
 }
 
-export const opArb: fc.Arbitrary<Op> = fc.record({
-  op: fc.oneof(
-    { arbitrary: fc.constant<'limit'>('limit'), weight: 8 },
-    { arbitrary: fc.constant<'peek'>('peek'), weight: 2 },
-    { arbitrary: fc.constant<'reset'>('reset'), weight: 1 },
-  ),
-  dt: stepArb,
-  who: fc.integer({ min: 0, max: 1 }),
-  cost: costArb,
-});
+/** With `skew`, some steps go back in time: a caller whose clock is behind the key's writer. */
+export function opArb(scale: number, skew = false): fc.Arbitrary<Op> {
+  const back = fc.integer({ min: -80, max: -1 }).map((ms) => ms * scale);
+  const dt = skew
+    ? fc.oneof({ arbitrary: stepArb(scale), weight: 3 }, { arbitrary: back, weight: 1 })
+    : stepArb(scale);
+  return fc.record({
+    op: fc.oneof(
+      { arbitrary: fc.constant<'limit'>('limit'), weight: 8 },
+      { arbitrary: fc.constant<'peek'>('peek'), weight: 2 },
+      { arbitrary: fc.constant<'reset'>('reset'), weight: 1 },
+    ),
+    dt,
+    who: fc.integer({ min: 0, max: 1 }),
+    cost: costArb,
+  });
+}

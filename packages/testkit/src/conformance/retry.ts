@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { costArb, fitCost, POLICY_KINDS, policiesArb, stepArb } from './arbitraries.js';
 import { fields, type Harness, type Run } from './harness.js';
 
-const prefillArb = fc.array(fc.record({ dt: stepArb, cost: costArb }), { maxLength: 12 });
+const prefillArb = (scale: number) =>
+  fc.array(fc.record({ dt: stepArb(scale), cost: costArb }), { maxLength: 12 });
 
 /** Fills a key with a random history; returns the limiter. */
 async function prefill(
@@ -26,8 +27,8 @@ export function registerRetry(h: Harness): void {
       let n = 0;
       await fc.assert(
         fc.asyncProperty(
-          policiesArb(kind, minPolicies),
-          prefillArb,
+          policiesArb(kind, h.scale, minPolicies),
+          prefillArb(h.scale),
           costArb,
           async (policies, steps, c) => {
             run.advance(1_000_000);
@@ -76,26 +77,30 @@ export function registerRetry(h: Harness): void {
     h.test('random histories, 1–3 policies', async (run) => {
       let n = 0;
       await fc.assert(
-        fc.asyncProperty(policiesArb(), prefillArb, async (policies, steps) => {
-          run.advance(1_000_000);
-          const l = await prefill(run, policies, `${run.prefix}r${++n}`, steps);
-          const p = await l.peek('k');
-          const r = p.resetAfterMs;
-          h.expect(r, 'resetAfterMs is the largest of the policies').toBe(
-            Math.max(...p.policies.map((x) => x.resetAfterMs)),
-          );
-          if (r === 0) return;
-          run.advance(r - 1);
-          h.expect((await l.peek('k')).resetAfterMs, `1 ms before ${r} ms`).toBe(1);
-          run.advance(1);
-          const empty = await l.peek('k');
-          h.expect(fields(empty), `at exactly ${r} ms: as if never used`).toEqual(
-            fields(await l.peek('never')),
-          );
-          h.expect(empty.remaining, 'the full capacity').toBe(
-            Math.min(...policies.map((x) => x.capacity)),
-          );
-        }),
+        fc.asyncProperty(
+          policiesArb(undefined, h.scale),
+          prefillArb(h.scale),
+          async (policies, steps) => {
+            run.advance(1_000_000);
+            const l = await prefill(run, policies, `${run.prefix}r${++n}`, steps);
+            const p = await l.peek('k');
+            const r = p.resetAfterMs;
+            h.expect(r, 'resetAfterMs is the largest of the policies').toBe(
+              Math.max(...p.policies.map((x) => x.resetAfterMs)),
+            );
+            if (r === 0) return;
+            run.advance(r - 1);
+            h.expect((await l.peek('k')).resetAfterMs, `1 ms before ${r} ms`).toBe(1);
+            run.advance(1);
+            const empty = await l.peek('k');
+            h.expect(fields(empty), `at exactly ${r} ms: as if never used`).toEqual(
+              fields(await l.peek('never')),
+            );
+            h.expect(empty.remaining, 'the full capacity').toBe(
+              Math.min(...policies.map((x) => x.capacity)),
+            );
+          },
+        ),
         { numRuns: h.numRuns },
       );
     });
