@@ -41,6 +41,9 @@ local function save_state(key, ttl, a, b, c)
   redis.call('SET', key, value, 'PX', ttl)
 end
 
+-- A caller whose clock is behind a key's state is evaluated at the key's time (time never runs
+-- backward for a key), but every duration returned, and every TTL set, counts from the caller's
+-- clock: shift = key's time - caller's time is added, as in src/policies/evaluate.ts (late).
 -- Each policy: function(key, p1, p2, p3, now, cost) returning
 -- allowed, remaining, reset, retry, delay [, commit, next_remaining, next_reset].
 local POLICIES = {}

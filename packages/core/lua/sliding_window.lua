@@ -1,10 +1,12 @@
 -- slidingWindow: two counters; admits iff prev*(w-elapsed) + (cur+cost)*w <= limit*w.
 -- State "windowStart:current:previous".
-POLICIES.slidingWindow = function(key, limit, w, _, now, cost)
+POLICIES.slidingWindow = function(key, limit, w, _, t, cost)
   local s = load_state(key)
+  local now = t
   if s and s[1] > now then
     now = s[1]
   end
+  local shift = now - t
   local start = now - (now % w)
   local elapsed = now - start
   local cur, prev = 0, 0
@@ -20,12 +22,12 @@ POLICIES.slidingWindow = function(key, limit, w, _, now, cost)
   local remaining = math.max(0, floor_div(limit * w - weighted, w) - cur)
   local reset = 0
   if cur > 0 then
-    reset = start + 2 * w - now
+    reset = start + 2 * w - now + shift
   elseif prev > 0 then
-    reset = start + w - now
+    reset = start + w - now + shift
   end
   if weighted + (cur + cost) * w <= limit * w then
-    local ttl = start + 2 * w - now
+    local ttl = start + 2 * w - now + shift
     local commit = function()
       save_state(key, ttl, start, cur + cost, prev)
     end
@@ -41,5 +43,5 @@ POLICIES.slidingWindow = function(key, limit, w, _, now, cost)
     end
     retry = w - elapsed + into
   end
-  return false, remaining, reset, retry, 0
+  return false, remaining, reset, retry + shift, 0
 end

@@ -1,6 +1,7 @@
 -- slidingWindowLog: a sorted set with one member per admitted unit, scored by its ms.
 -- Members are "<ms>:<n>"; all members of one ms are numbered 1..m, and expire together.
-POLICIES.slidingWindowLog = function(key, limit, w, _, now, cost)
+POLICIES.slidingWindowLog = function(key, limit, w, _, t, cost)
+  local now = t
   local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   local newest_ms = nil
   if newest[2] then
@@ -9,15 +10,16 @@ POLICIES.slidingWindowLog = function(key, limit, w, _, now, cost)
       now = newest_ms
     end
   end
+  local shift = now - t
   local low = '(' .. fmt(now - w)
   local count = redis.call('ZCOUNT', key, low, '+inf')
   local reset = 0
   if count > 0 then
-    reset = newest_ms + w - now
+    reset = newest_ms + w - now + shift
   end
   if count + cost > limit then
     local kth = redis.call('ZRANGEBYSCORE', key, low, '+inf', 'WITHSCORES', 'LIMIT', count + cost - limit - 1, 1)
-    return false, limit - count, reset, tonumber(kth[2]) + w - now, 0
+    return false, limit - count, reset, tonumber(kth[2]) + w - now + shift, 0
   end
   local commit = function()
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - w))
@@ -36,7 +38,7 @@ POLICIES.slidingWindowLog = function(key, limit, w, _, now, cost)
         args = {}
       end
     end
-    redis.call('PEXPIRE', key, w)
+    redis.call('PEXPIRE', key, w + shift)
   end
-  return true, limit - count, reset, 0, 0, commit, limit - count - cost, w
+  return true, limit - count, reset, 0, 0, commit, limit - count - cost, w + shift
 end

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { floorDiv } from '../src/math.js';
+import { evaluatePolicy, type PolicyState } from '../src/policies/evaluate.js';
 import {
   fixedWindow,
   leakyBucket,
@@ -244,6 +245,46 @@ describe('a caller whose clock is behind never gets more than one on time', () =
             const onTime = simulate([p], [...history, { t: last, cost }]).at(-1)!;
             if (late.allowed)
               expect(onTime.allowed, `${p.id}: admitted ${back} ms early`).toBe(true);
+          },
+        ),
+        RUNS,
+      );
+    });
+  }
+});
+
+describe('the TTL a store sets is exactly the time until the state is empty', () => {
+  // A key must not expire before its state is empty (the store would forget usage), and should
+  // not linger after. Checked for every admission, including callers whose clock is behind the
+  // key's state: their TTL counts from their own clock.
+  for (const [kind, arb] of Object.entries(policyArbs)) {
+    it(kind, () => {
+      fc.assert(
+        fc.property(
+          arb,
+          arrivalsArb(8, 40),
+          fc.integer({ min: 0, max: 3000 }),
+          (p, arrivals, back) => {
+            const history = fitCosts([p], arrivals);
+            const last = history.at(-1)?.t ?? 1_700_000_000_000;
+            const times = [...history, { t: last - back, cost: 1 }];
+            let state: PolicyState | undefined;
+            for (const { t, cost } of times) {
+              const o = evaluatePolicy(p, state, t, cost);
+              if (!o.allowed) continue;
+              state = o.next!;
+              const ttl = o.nextResetAfterMs;
+              expect(ttl, `${p.id}: a written key expires`).toBeGreaterThanOrEqual(1);
+              const atEnd = evaluatePolicy(p, state, t + ttl, 1);
+              expect(
+                [atEnd.resetAfterMs, atEnd.remaining],
+                `${p.id}: empty after ${ttl} ms`,
+              ).toEqual([0, p.capacity]);
+              expect(
+                evaluatePolicy(p, state, t + ttl - 1, 1).resetAfterMs,
+                `${p.id}: not before`,
+              ).toBe(1);
+            }
           },
         ),
         RUNS,

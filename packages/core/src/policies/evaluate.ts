@@ -50,29 +50,38 @@ function outcome(
 
 // A caller whose clock is behind the key's state (clock: 'client', skewed hosts) is evaluated at
 // the key's time: time never runs backward for a key, so skew cannot reopen a spent window.
+// The durations it gets back still count from its own clock (`shift` = key's time − caller's):
+// its retry and reset waits include the difference, and so does the TTL the store sets on its
+// clock. Counted from the key's time instead, the key would expire before its state is empty,
+// and the store would forget usage it must still count.
+function late(o: PolicyOutcome, shift: number): PolicyOutcome {
+  if (shift === 0) return o;
+  if (o.resetAfterMs > 0) o.resetAfterMs += shift;
+  if (!o.allowed) o.retryAfterMs += shift;
+  // A bucket evaluated at its key's time is full: it never admits, so no delay needs shifting.
+  if (o.next !== undefined) o.nextResetAfterMs += shift;
+  return o;
+}
 
 function fixedWindow(
   limit: number,
   w: number,
   s: PolicyState | undefined,
-  now: number,
+  t: number,
   cost: number,
 ): PolicyOutcome {
-  if (s !== undefined && s[0]! > now) now = s[0]!;
+  const now = s !== undefined && s[0]! > t ? s[0]! : t;
+  const shift = now - t;
   const start = now - (now % w);
   const count = s !== undefined && s[0] === start ? s[1]! : 0;
   const end = start + w - now;
   const reset = count > 0 ? end : 0;
-  if (count + cost > limit) return outcome(false, limit - count, reset, end, 0, undefined, 0, 0);
-  return outcome(
-    true,
-    limit - count,
-    reset,
-    0,
-    0,
-    [start, count + cost],
-    limit - count - cost,
-    end,
+  if (count + cost > limit) {
+    return late(outcome(false, limit - count, reset, end, 0, undefined, 0, 0), shift);
+  }
+  return late(
+    outcome(true, limit - count, reset, 0, 0, [start, count + cost], limit - count - cost, end),
+    shift,
   );
 }
 
@@ -80,10 +89,11 @@ function slidingWindow(
   limit: number,
   w: number,
   s: PolicyState | undefined,
-  now: number,
+  t: number,
   cost: number,
 ): PolicyOutcome {
-  if (s !== undefined && s[0]! > now) now = s[0]!;
+  const now = s !== undefined && s[0]! > t ? s[0]! : t;
+  const shift = now - t;
   const start = now - (now % w);
   const elapsed = now - start;
   let cur = 0;
@@ -101,15 +111,10 @@ function slidingWindow(
   const remaining = Math.max(0, floorDiv(limit * w - weighted, w) - cur);
   const reset = cur > 0 ? start + 2 * w - now : prev > 0 ? start + w - now : 0;
   if (weighted + (cur + cost) * w <= limit * w) {
-    return outcome(
-      true,
-      remaining,
-      reset,
-      0,
-      0,
-      [start, cur + cost, prev],
-      remaining - cost,
-      start + 2 * w - now,
+    const next = [start, cur + cost, prev];
+    return late(
+      outcome(true, remaining, reset, 0, 0, next, remaining - cost, start + 2 * w - now),
+      shift,
     );
   }
   let retry: number;
@@ -121,18 +126,19 @@ function slidingWindow(
     const into = cur > 0 ? Math.max(0, w - floorDiv((limit - cost) * w, cur)) : 0;
     retry = w - elapsed + into;
   }
-  return outcome(false, remaining, reset, retry, 0, undefined, 0, 0);
+  return late(outcome(false, remaining, reset, retry, 0, undefined, 0, 0), shift);
 }
 
 function slidingWindowLog(
   limit: number,
   w: number,
   s: PolicyState | undefined,
-  now: number,
+  t: number,
   cost: number,
 ): PolicyOutcome {
   const n = s === undefined ? 0 : s.length;
-  if (n > 0 && s![n - 2]! > now) now = s![n - 2]!;
+  const now = n > 0 && s![n - 2]! > t ? s![n - 2]! : t;
+  const shift = now - t;
   // Entries in (now − w, now] count; find the first that does.
   let first = 0;
   while (first < n && s![first]! <= now - w) first += 2;
@@ -147,45 +153,45 @@ function slidingWindowLog(
       k -= s![i + 1]!;
       i += 2;
     }
-    return outcome(false, limit - count, reset, s![i]! + w - now, 0, undefined, 0, 0);
+    return late(outcome(false, limit - count, reset, s![i]! + w - now, 0, undefined, 0, 0), shift);
   }
   const next = s === undefined ? [] : s.slice(first);
   if (next.length > 0 && next[next.length - 2] === now)
     next[next.length - 1] = next[next.length - 1]! + cost;
   else next.push(now, cost);
-  return outcome(true, limit - count, reset, 0, 0, next, limit - count - cost, w);
+  return late(outcome(true, limit - count, reset, 0, 0, next, limit - count - cost, w), shift);
 }
 
 function bucket(
   shaping: boolean,
   p: Policy['params'],
   s: PolicyState | undefined,
-  now: number,
+  t: number,
   cost: number,
 ): PolicyOutcome {
   const [capacity, perUnit, perMs] = p;
   const tau = capacity * perUnit;
+  let now = t;
   let ahead = 0; // ticks the theoretical arrival time is ahead of now
   if (s !== undefined) {
     const maxAheadMs = ceilDiv(tau, perMs);
     if (s[0]! - now > maxAheadMs) now = s[0]! - maxAheadMs;
     ahead = Math.max(0, (s[0]! - now) * perMs + s[1]!);
   }
+  const shift = now - t;
   const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
   const reset = ceilDiv(ahead, perMs);
   const after = ahead + cost * perUnit;
-  if (after > tau)
-    return outcome(false, remaining, reset, ceilDiv(after - tau, perMs), 0, undefined, 0, 0);
+  if (after > tau) {
+    const retry = ceilDiv(after - tau, perMs);
+    return late(outcome(false, remaining, reset, retry, 0, undefined, 0, 0), shift);
+  }
   const whole = floorDiv(after, perMs);
-  return outcome(
-    true,
-    remaining,
-    reset,
-    0,
-    shaping ? reset : 0,
-    [now + whole, after - whole * perMs],
-    remaining - cost,
-    ceilDiv(after, perMs),
+  const next = [now + whole, after - whole * perMs];
+  const delay = shaping ? reset : 0;
+  return late(
+    outcome(true, remaining, reset, 0, delay, next, remaining - cost, ceilDiv(after, perMs)),
+    shift,
   );
 }
 

@@ -136,4 +136,56 @@ export function registerSemantics(h: Harness): void {
       },
     );
   });
+
+  h.api.describe('a caller whose clock is behind the key: waits longer, never gets more', () => {
+    // A request at a time before the key's state (skewed hosts, clock: 'client') is evaluated at
+    // the key's time; its durations count from the caller's own clock, and the key lives until
+    // its state is empty on that clock too. A TTL counted from the key's time instead would
+    // expire the key early: at +1950 below, a store would have forgotten and admitted a third.
+    h.test('fixedWindow', async (run) => {
+      await play(h, run, fixedWindow({ limit: 2, window: 1000 }), [
+        [1500, 1, true, 1, 500, 0, 0],
+        [900, 1, true, 0, 1100, 0, 0],
+        [950, 1, false, 0, 1050, 1050, 0],
+        [1950, 1, false, 0, 50, 50, 0],
+        [2000, 1, true, 1, 1000, 0, 0],
+      ]);
+    });
+    h.test('slidingWindowLog', async (run) => {
+      await play(h, run, slidingWindowLog({ limit: 2, window: 1000 }), [
+        [1500, 1, true, 1, 1000, 0, 0],
+        [900, 1, true, 0, 1600, 0, 0],
+        [950, 1, false, 0, 1550, 1550, 0],
+        [1950, 1, false, 0, 550, 550, 0],
+        [2499, 1, false, 0, 1, 1, 0],
+        [2500, 1, true, 1, 1000, 0, 0],
+      ]);
+    });
+    h.test('slidingWindow', async (run) => {
+      await play(h, run, slidingWindow({ limit: 2, window: 1000 }), [
+        [1500, 1, true, 1, 1500, 0, 0],
+        [900, 1, true, 0, 2100, 0, 0],
+        [950, 1, false, 0, 2050, 1550, 0],
+        [1950, 1, false, 0, 1050, 550, 0],
+        [2499, 1, false, 0, 501, 1, 0],
+        [2500, 1, true, 0, 1500, 0, 0],
+      ]);
+    });
+    h.test('tokenBucket', async (run) => {
+      await play(h, run, tokenBucket({ limit: 2, interval: 1000 }), [
+        [1500, 2, true, 0, 1000, 0, 0],
+        [900, 1, false, 0, 1600, 1100, 0],
+        [1999, 1, false, 0, 501, 1, 0],
+        [2000, 1, true, 0, 1000, 0, 0],
+      ]);
+    });
+    h.test('leakyBucket', async (run) => {
+      await play(h, run, leakyBucket({ limit: 2, interval: 1000, queue: 1 }), [
+        [1500, 1, true, 1, 500, 0, 0],
+        [1500, 1, true, 0, 1000, 0, 500],
+        [900, 1, false, 0, 1600, 1100, 0],
+        [2000, 1, true, 0, 1000, 0, 500],
+      ]);
+    });
+  });
 }
