@@ -25,22 +25,28 @@ export const POLICY_KINDS: readonly PolicyKind[] = [
   'leakyBucket',
 ];
 
-function byKind(kind: PolicyKind, scale: number): fc.Arbitrary<Policy> {
-  const d = duration(scale);
+/** Production-sized parameters: large counts and real windows, where float slips would show. */
+const LARGE_WINDOWS = fc.constantFrom(999, 60_000, 3_600_000, 86_400_000, 604_800_000);
+
+function byKind(kind: PolicyKind, scale: number, large: boolean): fc.Arbitrary<Policy> {
+  const d = large ? LARGE_WINDOWS : duration(scale);
+  // A log keeps one entry per unit (a sorted-set member in Redis): keep it to hundreds.
+  const limit = large ? count(kind === 'slidingWindowLog' ? 300 : 1_000_000) : count(6);
+  const extra = large ? count(1_000_000) : count(8);
   switch (kind) {
     case 'fixedWindow':
-      return fc.record({ limit: count(6), window: d }).map((o) => fixedWindow(o));
+      return fc.record({ limit, window: d }).map((o) => fixedWindow(o));
     case 'slidingWindow':
-      return fc.record({ limit: count(6), window: d }).map((o) => slidingWindow(o));
+      return fc.record({ limit, window: d }).map((o) => slidingWindow(o));
     case 'slidingWindowLog':
-      return fc.record({ limit: count(6), window: d }).map((o) => slidingWindowLog(o));
+      return fc.record({ limit, window: d }).map((o) => slidingWindowLog(o));
     case 'tokenBucket':
       return fc
-        .record({ limit: count(6), interval: d, burst: fc.option(count(8), { nil: undefined }) })
+        .record({ limit, interval: d, burst: fc.option(extra, { nil: undefined }) })
         .map((o) => tokenBucket(o));
     case 'leakyBucket':
       return fc
-        .record({ limit: count(6), interval: d, queue: count(5) })
+        .record({ limit, interval: d, queue: large ? count(100_000) : count(5) })
         .map((o) => leakyBucket(o));
   }
 }
@@ -53,9 +59,10 @@ export function policiesArb(
   kind: PolicyKind | undefined,
   scale: number,
   minLength = 1,
+  large = false,
 ): fc.Arbitrary<Policy[]> {
-  if (kind !== undefined) return byKind(kind, scale).map((p) => [p]);
-  const any = fc.oneof(...POLICY_KINDS.map((k) => byKind(k, scale)));
+  if (kind !== undefined) return byKind(kind, scale, large).map((p) => [p]);
+  const any = fc.oneof(...POLICY_KINDS.map((k) => byKind(k, scale, large)));
   return fc.uniqueArray(any, { minLength, maxLength: 3, selector: (p) => p.id });
 }
 
@@ -89,12 +96,19 @@ export interface Op {
   readonly cost: number;
 }
 
-/** With `skew`, some steps go back in time: a caller whose clock is behind the key's writer. */
-export function opArb(scale: number, skew = false): fc.Arbitrary<Op> {
+/** A cost anywhere up to 2 000 000, for production-sized policies. */
+const largeCostArb = fc.oneof(costArb, fc.integer({ min: 1, max: 2_000_000 }));
+
+/**
+ * With `skew`, some steps go back in time: a caller whose clock is behind the key's writer.
+ * With `large`, costs and steps fit production-sized policies (steps up to days).
+ */
+export function opArb(scale: number, skew = false, large = false): fc.Arbitrary<Op> {
   const back = fc.integer({ min: -80, max: -1 }).map((ms) => ms * scale);
-  const dt = skew
-    ? fc.oneof({ arbitrary: stepArb(scale), weight: 3 }, { arbitrary: back, weight: 1 })
+  const step = large
+    ? fc.oneof(stepArb(scale), fc.integer({ min: 0, max: 200_000_000 }))
     : stepArb(scale);
+  const dt = skew ? fc.oneof({ arbitrary: step, weight: 3 }, { arbitrary: back, weight: 1 }) : step;
   return fc.record({
     op: fc.oneof(
       { arbitrary: fc.constant<'limit'>('limit'), weight: 8 },
@@ -103,6 +117,6 @@ export function opArb(scale: number, skew = false): fc.Arbitrary<Op> {
     ),
     dt,
     who: fc.integer({ min: 0, max: 1 }),
-    cost: costArb,
+    cost: large ? largeCostArb : costArb,
   });
 }

@@ -50,6 +50,8 @@ export interface Harness<S extends Store = Store> extends Checks {
   readonly controlsTime: boolean;
   readonly inspect: StoreInspector<S> | undefined;
   readonly numRuns: number;
+  /** The store expires keys on real time (see `ConformanceOptions.realTimeExpiry`). */
+  readonly realTimeExpiry: boolean;
   /** Stretches the durations of random traces: 100 with `realTimeExpiry`, else 1. */
   readonly scale: number;
   /** Registers a test that gets a fresh store. */
@@ -71,6 +73,7 @@ export function makeHarness<S extends Store>(
     controlsTime: options.controlsTime ?? true,
     inspect,
     numRuns: options.numRuns ?? 40,
+    realTimeExpiry: options.realTimeExpiry === true,
     scale: options.realTimeExpiry === true ? 100 : 1,
     test(name, body) {
       api.it(
