@@ -1,4 +1,12 @@
-export { type ConformanceOptions, storeConformance, type TestApi } from './conformance.js';
+export {
+  type Awaitable,
+  type ConformanceOptions,
+  type Expectation,
+  type StoreContext,
+  type StoreInspector,
+  storeConformance,
+  type TestApi,
+} from './conformance.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
 export {
   freePort,
