@@ -87,6 +87,37 @@ function validateOptions(options: LimiterOptions): void {
   if (t !== undefined && (!Number.isSafeInteger(t) || t <= 0)) {
     throw new FloodgateError('INVALID_OPTION', 'timeoutMs must be a positive integer');
   }
+  // Checked here, not at the first store failure: a typo such as 'alow' must not wait for an
+  // outage to surface as a TypeError.
+  const e = options.onStoreError as unknown;
+  if (e !== undefined && e !== 'throw' && e !== 'allow' && e !== 'deny' && !isStore(e)) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      "onStoreError must be 'throw', 'allow', 'deny' or a store",
+    );
+  }
+  const b = options.blockCache as unknown;
+  const max = (b as { max?: unknown } | null)?.max;
+  if (
+    b !== undefined &&
+    typeof b !== 'boolean' &&
+    (typeof b !== 'object' || typeof max !== 'number' || !Number.isSafeInteger(max) || max <= 0)
+  ) {
+    throw new FloodgateError('INVALID_OPTION', 'blockCache must be a boolean or { max: n }, n ≥ 1');
+  }
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'onError must be a function');
+  }
+}
+
+function isStore(value: unknown): value is Store {
+  const s = value as Partial<Store> | null;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    typeof s.evaluate === 'function' &&
+    typeof s.reset === 'function'
+  );
 }
 
 /** Combines per-policy results into the decision a caller sees. */

@@ -91,6 +91,45 @@ describe('createLimiter', () => {
   });
 });
 
+describe('options', () => {
+  it('unknown options and bad values of known ones: INVALID_OPTION at construction', () => {
+    const store = new MapStore();
+    const policy = fixedWindow({ limit: 1, window: '1s' });
+    const bad: Record<string, unknown>[] = [
+      { onStoreError: 'alow' },
+      { onStoreError: {} },
+      { onStoreError: null },
+      { blockCache: 'yes' },
+      { blockCache: { max: 0 } },
+      { blockCache: { max: 1.5 } },
+      { blockCache: {} },
+      { onError: 'log' },
+      { timeoutMs: 0 },
+      { prefix: '{a}' },
+      { clock: 'client' },
+    ];
+    for (const o of bad) {
+      let error: unknown;
+      try {
+        createLimiter({ store, policy, ...o });
+      } catch (e) {
+        error = e;
+      }
+      expect(isFloodgateError(error) && error.code, JSON.stringify(o)).toBe('INVALID_OPTION');
+    }
+    const good: Record<string, unknown>[] = [
+      { onStoreError: 'throw' },
+      { onStoreError: 'allow' },
+      { onStoreError: 'deny' },
+      { onStoreError: new MapStore() },
+      { blockCache: false },
+      { blockCache: { max: 1 } },
+      { onError: () => {} },
+    ];
+    for (const o of good) expect(() => createLimiter({ store, policy, ...o })).not.toThrow();
+  });
+});
+
 describe('onStoreError', () => {
   it('default without a fallback: throws STORE_UNAVAILABLE with the cause', async () => {
     const cause = new Error('ECONNREFUSED');

@@ -270,10 +270,20 @@ export function registerValidation(h: Harness): void {
           { store, policy, timeoutMs: 1.5 },
           { store: {}, policy },
           { policy },
+          { store, policy, onStoreError: 'alow' },
+          { store, policy, onStoreError: {} },
+          { store, policy, blockCache: 'yes' },
+          { store, policy, blockCache: { max: 0 } },
+          { store, policy, blockCache: { max: 1.5 } },
+          { store, policy, onError: 'log' },
         ];
         for (const bad of badOptions) {
-          await expectCode(h, `options ${Object.keys(bad).join(',')}`, 'INVALID_OPTION', () =>
-            createLimiter(bad as never),
+          const { store: _s, policy: _p, ...rest } = bad;
+          await expectCode(
+            h,
+            `options ${Object.keys(bad).join(',')} ${show(rest)}`,
+            'INVALID_OPTION',
+            () => createLimiter(bad as never),
           );
         }
         await expectUntouched(h, run, 'after bad limiter options');
