@@ -226,6 +226,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return {
     policies,
     async limit(identity, opts) {
+      // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
+      if (
+        opts !== undefined &&
+        (typeof opts !== 'object' || opts === null || Object.keys(opts).some((k) => k !== 'cost'))
+      ) {
+        throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
+      }
       const cost = opts?.cost ?? 1;
       if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
         throw new FloodgateError(

@@ -86,8 +86,14 @@ describe('createLimiter', () => {
     expect((await rejection(l.limit('u', { cost: 0 }))).code).toBe('INVALID_COST');
     expect((await rejection(l.limit('u', { cost: 4 }))).code).toBe('COST_EXCEEDS_CAPACITY');
     expect((await rejection(l.peek(1 as never))).code).toBe('INVALID_KEY');
-    expect((await rejection(l.reset(undefined as never))).code).toBe('INVALID_KEY');
+    for (const opts of [5, 'x', null, { costs: 2 }, { cost: 1, priority: 1 }]) {
+      expect((await rejection(l.limit('u', opts as never))).code).toBe('INVALID_OPTION');
+    }
     expect(store.calls).toBe(0);
+    expect((await l.limit('u', {})).allowed).toBe(true);
+    expect((await l.limit('u', { cost: undefined })).remaining).toBe(1);
+    expect((await rejection(l.reset(undefined as never))).code).toBe('INVALID_KEY');
+    expect(store.calls).toBe(2);
   });
 });
 

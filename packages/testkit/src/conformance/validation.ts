@@ -154,6 +154,11 @@ export function registerValidation(h: Harness): void {
             limiter.limit('victim', { cost: cost as number }),
           );
         }
+        for (const opts of [5, '2', null, { costs: 2 }, { cost: 1, weight: 2 }]) {
+          await expectCode(h, `limit options ${show(opts)}`, 'INVALID_OPTION', () =>
+            limiter.limit('victim', opts as never),
+          );
+        }
         await expectUntouched(h, run, 'after bad costs');
         await expectAbsent(h, run, ['victim'], policies);
         const peek = await limiter.peek('victim');
