@@ -250,7 +250,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       if (blocked !== undefined) {
         const hit = blocked.get(id);
         const left = hit === undefined ? 0 : hit.until - clock();
-        if (hit !== undefined && left > 0 && cost >= hit.cost) {
+        // Only the same cost: a larger one is denied too, but its tight wait may be longer.
+        if (hit !== undefined && left > 0 && cost === hit.cost) {
           return { ...hit.decision, retryAfterMs: left, reason: 'blocked-cache' };
         }
       }

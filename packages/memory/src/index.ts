@@ -1,5 +1,6 @@
 import {
   evaluateAll,
+  FloodgateError,
   type PolicyResult,
   type PolicyState,
   type Store,
@@ -26,17 +27,29 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements Store {
   readonly #cache: LRUCache<string, PolicyState>;
   readonly #now: () => number;
+  // Expired entries leave lazily (on read, or as LRU victims). A sweep after as many writes as
+  // there are entries keeps memory following live keys at O(1) amortized cost, with no timers.
+  #writesSinceSweep = 0;
+  #sweepAfter = 1000;
 
   constructor(options: MemoryStoreOptions = {}) {
+    for (const key of Object.keys(options)) {
+      if (key !== 'maxKeys' && key !== 'now') {
+        throw new FloodgateError('INVALID_OPTION', `MemoryStore: unknown option "${key}"`);
+      }
+    }
+    const max = options.maxKeys ?? 100_000;
+    if (!Number.isSafeInteger(max) || max <= 0) {
+      throw new FloodgateError('INVALID_OPTION', 'MemoryStore: maxKeys must be a positive integer');
+    }
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw new FloodgateError('INVALID_OPTION', 'MemoryStore: now must be a function');
+    }
     const now = options.now ?? Date.now;
     this.#now = now;
     // lru-cache reads TTLs off `perf.now()`; giving it our clock keeps expiry and decisions on
     // one timeline, and `ttlResolution: 0` keeps it from caching a stale reading.
-    this.#cache = new LRUCache<string, PolicyState>({
-      max: options.maxKeys ?? 100_000,
-      ttlResolution: 0,
-      perf: { now },
-    });
+    this.#cache = new LRUCache<string, PolicyState>({ max, ttlResolution: 0, perf: { now } });
   }
 
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
@@ -46,7 +59,15 @@ export class MemoryStore implements Store {
       const { results, writes } = evaluateAll(call, states, now);
       for (let i = 0; i < writes.length; i++) {
         const w = writes[i];
-        if (w !== undefined) this.#cache.set(call.keys[i]!, w.state, { ttl: w.ttlMs });
+        if (w !== undefined) {
+          this.#cache.set(call.keys[i]!, w.state, { ttl: w.ttlMs });
+          this.#writesSinceSweep += 1;
+        }
+      }
+      if (this.#writesSinceSweep >= this.#sweepAfter) {
+        this.#cache.purgeStale();
+        this.#writesSinceSweep = 0;
+        this.#sweepAfter = Math.max(1000, this.#cache.size);
       }
       return Promise.resolve(results);
     } catch (error) {
@@ -63,7 +84,7 @@ export class MemoryStore implements Store {
     return this.#now();
   }
 
-  /** Keys currently held (expired ones are dropped lazily). */
+  /** Entries held: live keys plus expired ones not yet read or swept. O(1). */
   get size(): number {
     return this.#cache.size;
   }

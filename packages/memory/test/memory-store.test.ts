@@ -46,9 +46,34 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(3);
     clock.t += 1001;
     for (const id of ['a', 'b', 'c']) expect(store.ttl(key(id))).toBe(undefined);
-    // Expiry is lazy (no timer per key): an entry goes when next touched.
+    // Expiry is lazy (no timer per key): an entry goes when next touched, or at the next sweep.
     for (const id of ['a', 'b', 'c']) expect((await limiter.peek(id)).remaining).toBe(5);
     expect(store.size).toBe(0);
+  });
+
+  it('sweeps expired entries as writes go on, without anyone reading them', async () => {
+    const { clock, store, limiter } = setup(fixedWindow({ limit: 1, window: 1000 }), 10_000);
+    for (let i = 0; i < 1500; i++) await limiter.limit(`old-${i}`);
+    clock.t += 1001; // lru-cache drops an entry once its age exceeds the TTL
+    for (let i = 0; i < 1600; i++) await limiter.limit(`new-${i}`);
+    // The sweep ran once writes outnumbered entries: the 1500 expired ones are gone unread.
+    expect(store.size).toBeLessThanOrEqual(1600);
+    expect(store.size).toBeGreaterThan(0);
+  });
+
+  it('rejects bad options with INVALID_OPTION', () => {
+    for (const bad of [
+      { maxKeys: 0 },
+      { maxKeys: 1.5 },
+      { maxKeys: -1 },
+      { now: 5 },
+      { max: 10 },
+    ]) {
+      // biome-ignore lint/suspicious/noExplicitAny: simulating a JavaScript caller
+      expect(() => new MemoryStore(bad as any)).toThrow(
+        expect.objectContaining({ code: 'INVALID_OPTION' }),
+      );
+    }
   });
 
   it('new keys evict the least recently used ones, here the expired ones', async () => {
