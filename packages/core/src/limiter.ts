@@ -183,7 +183,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;
   const blocked = cacheOption
-    ? new LRUCache<string, { until: number; cost: number; decision: Decision }>({
+    ? new LRUCache<string, { at: number; until: number; cost: number; decision: Decision }>({
         max: cacheOption === true ? 10_000 : cacheOption.max,
       })
     : undefined;
@@ -249,15 +249,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       if (blocked !== undefined) {
         const hit = blocked.get(id);
-        const left = hit === undefined ? 0 : hit.until - clock();
+        const now = clock();
         // Only the same cost: a larger one is denied too, but its tight wait may be longer.
-        if (hit !== undefined && left > 0 && cost === hit.cost) {
-          return { ...hit.decision, retryAfterMs: left, reason: 'blocked-cache' };
+        if (hit !== undefined && now < hit.until && cost === hit.cost) {
+          // Every wait in the cached decision has shrunk by the time since it was made.
+          const elapsed = now - hit.at;
+          const results = hit.decision.policies.map((r) => ({
+            ...r,
+            retryAfterMs: Math.max(0, r.retryAfterMs - elapsed),
+            resetAfterMs: Math.max(0, r.resetAfterMs - elapsed),
+          }));
+          return toDecision(policies, results, 'blocked-cache');
         }
       }
       const decision = await run({ keys, policies, cost, mode: 'limit' });
       if (blocked !== undefined && !decision.allowed && decision.reason === undefined) {
-        blocked.set(id, { until: clock() + decision.retryAfterMs, cost, decision });
+        const at = clock();
+        blocked.set(id, { at, until: at + decision.retryAfterMs, cost, decision });
       }
       return decision;
     },

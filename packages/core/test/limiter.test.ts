@@ -231,6 +231,9 @@ describe('blocked-key cache', () => {
       'blocked-cache',
       denied.retryAfterMs - 300,
     ]);
+    // Per-policy waits age with it: they never claim more than the wait that is left.
+    expect(cached.policies[0]!.retryAfterMs).toBe(denied.policies[0]!.retryAfterMs - 300);
+    expect(cached.resetAfterMs).toBe(denied.resetAfterMs - 300);
     expect(store.calls).toBe(2);
     // peek always asks the store.
     await l.peek('u');
@@ -249,6 +252,12 @@ describe('blocked-key cache', () => {
     expect((await l.limit('u', { cost: 2 })).allowed).toBe(false);
     const small = await l.limit('u', { cost: 1 });
     expect([small.allowed, small.reason]).toEqual([true, undefined]);
+    // A larger one too: it is denied as well, but its tight wait is its own.
+    const calls = store.calls;
+    expect((await l.limit('u', { cost: 1 })).reason).toBe(undefined);
+    const big = await l.limit('u', { cost: 3 });
+    expect([big.allowed, big.reason]).toEqual([false, undefined]);
+    expect(store.calls).toBe(calls + 2);
   });
 
   it('reset forgets the block; blockCache: false turns it off; local stores have none by default', async () => {
