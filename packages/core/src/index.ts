@@ -16,6 +16,7 @@ export {
   type TokenBucketOptions,
   tokenBucket,
 } from './policies/factories.js';
+export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
 export { decodeScriptReply, encodeScriptArgs, LIMIT_SCRIPT_SHA1 } from './script.js';
 export { evaluateAll, type PolicyResult, type Store, type StoreCall } from './store.js';
 export type { Decision, DecisionReason, Policy, PolicyDecision, PolicyKind } from './types.js';

@@ -1,0 +1,128 @@
+import { FloodgateError, isFloodgateError } from './errors.js';
+import { LIMIT_SCRIPT } from './lua.generated.js';
+import { decodeScriptReply, encodeScriptArgs, LIMIT_SCRIPT_SHA1 } from './script.js';
+import type { PolicyResult, Store, StoreCall } from './store.js';
+
+/** Options every Redis-backed store takes. */
+export interface RedisStoreOptions {
+  /**
+   * Whose clock decides. `'server'`: the script reads Redis `TIME`, so app servers whose clocks
+   * disagree still share one timeline. `'client'`: the script uses `now()` from this process;
+   * for deterministic tests and for Redis-compatible servers without `TIME` in scripts.
+   * @default 'server'
+   */
+  clock?: 'server' | 'client';
+  /**
+   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store.
+   * @default Date.now
+   */
+  now?: () => number;
+  /**
+   * Fail a decision at once (the limiter then applies `onStoreError`) while the client is not
+   * connected, instead of letting the client queue the command until it reconnects or gives up.
+   * Useful without a limiter `timeoutMs`.
+   * @default false
+   */
+  rejectIfNotReady?: boolean;
+}
+
+const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady'];
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * What the Redis stores share: option checks, the one-`EVALSHA` decision with its `NOSCRIPT`
+ * recovery, one-`DEL` resets, and error wrapping. A client adapter supplies `send` (one command,
+ * routed to the node owning the first key) and `isReady`.
+ */
+export abstract class RedisScriptStore implements Store {
+  readonly remote = true;
+  /** Set with `clock: 'client'` only: the limiter's blocked-key cache then runs on this clock. */
+  readonly now?: () => number;
+  /** The clock for the fallback store: the client clock, or `Date.now`. */
+  protected readonly clockNow: () => number;
+  readonly #label: string;
+  readonly #rejectIfNotReady: boolean;
+
+  protected constructor(label: string, options: RedisStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new FloodgateError('INVALID_OPTION', `${label}: options must be an object`);
+    }
+    for (const key of Object.keys(options)) {
+      if (!OPTION_NAMES.includes(key)) {
+        throw new FloodgateError('INVALID_OPTION', `${label}: unknown option "${key}"`);
+      }
+    }
+    const clock = options.clock ?? 'server';
+    if (clock !== 'server' && clock !== 'client') {
+      throw new FloodgateError('INVALID_OPTION', `clock must be 'server' or 'client'`);
+    }
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw new FloodgateError('INVALID_OPTION', 'now must be a function returning ms');
+    }
+    this.#label = label;
+    this.clockNow = options.now ?? Date.now;
+    if (clock === 'client') this.now = this.clockNow;
+    this.#rejectIfNotReady = options.rejectIfNotReady === true;
+  }
+
+  /** Sends one command (`EVALSHA`, `EVAL` or `DEL`) to the node owning `firstKey`. */
+  protected abstract send(firstKey: string, name: string, args: string[]): Promise<unknown>;
+
+  /** Whether the client is connected now (only asked with `rejectIfNotReady`). */
+  protected abstract isReady(): boolean;
+
+  /** The in-process store the limiter decides with while Redis fails. */
+  abstract fallback(): Store;
+
+  #unavailable(error: unknown): FloodgateError {
+    if (isFloodgateError(error)) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    return new FloodgateError('STORE_UNAVAILABLE', `Redis (${this.#label}) failed: ${message}`, {
+      cause: error,
+    });
+  }
+
+  async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    let now: number | undefined;
+    if (this.now !== undefined) {
+      now = this.now();
+      if (!Number.isSafeInteger(now) || now < 0) {
+        throw new FloodgateError('INVALID_OPTION', `now() must return integer ms, got ${now}`);
+      }
+    }
+    if (this.#rejectIfNotReady && !this.isReady()) {
+      throw new FloodgateError('STORE_UNAVAILABLE', `Redis (${this.#label}) is not ready`);
+    }
+    const n = call.keys.length;
+    const args = [LIMIT_SCRIPT_SHA1, String(n), ...call.keys, ...encodeScriptArgs(call, now)];
+    const firstKey = call.keys[0]!;
+    let reply: unknown;
+    try {
+      reply = await this.send(firstKey, 'EVALSHA', args);
+    } catch (error) {
+      if (!isNoScript(error)) throw this.#unavailable(error);
+      // The script cache was emptied (flush, restart, failover): EVAL loads it again on the
+      // node that owns the keys, with the same arguments.
+      try {
+        args[0] = LIMIT_SCRIPT;
+        reply = await this.send(firstKey, 'EVAL', args);
+      } catch (retryError) {
+        throw this.#unavailable(retryError);
+      }
+    }
+    return decodeScriptReply(reply, n);
+  }
+
+  async reset(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    try {
+      // All keys of one identity share a hash tag: one DEL, one slot.
+      await this.send(keys[0]!, 'DEL', keys.slice());
+    } catch (error) {
+      throw this.#unavailable(error);
+    }
+  }
+}
