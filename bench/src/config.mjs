@@ -1,0 +1,60 @@
+// Every knob of the bench, read once from the environment. Defaults keep the whole run under
+// about a minute on a 2-core machine.
+
+function int(name, fallback, min = 1) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw.replaceAll('_', ''));
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new Error(`${name} must be an integer ≥ ${min}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+const SECTIONS = ['inprocess', 'redis', 'roundtrips', 'memory'];
+
+function sections() {
+  const raw = process.env.BENCH_SECTIONS;
+  if (raw === undefined || raw === '') return new Set(SECTIONS);
+  const list = raw.split(',').map((s) => s.trim());
+  for (const s of list) {
+    if (!SECTIONS.includes(s)) {
+      throw new Error(`BENCH_SECTIONS: unknown section "${s}" (known: ${SECTIONS.join(', ')})`);
+    }
+  }
+  return new Set(list);
+}
+
+export const config = Object.freeze({
+  /** Timed decisions per in-process run. */
+  iterations: int('BENCH_ITERATIONS', 100_000),
+  /** Untimed decisions before each in-process run (≥ BENCH_KEYS, so every key exists). */
+  warmup: int('BENCH_WARMUP', 20_000, 0),
+  /** Distinct identities in the "many keys" in-process scenario. */
+  keys: int('BENCH_KEYS', 10_000),
+  /** Timed decisions per sequential Redis run (one in flight). */
+  redisIterations: int('BENCH_REDIS_ITERATIONS', 5_000),
+  /** Timed decisions per concurrent Redis run. */
+  redisConcurrentIterations: int('BENCH_REDIS_CONCURRENT_ITERATIONS', 30_000),
+  /** Untimed decisions before each Redis run (≥ BENCH_REDIS_KEYS). */
+  redisWarmup: int('BENCH_REDIS_WARMUP', 2_000, 0),
+  /** Distinct identities in the Redis scenarios. */
+  redisKeys: int('BENCH_REDIS_KEYS', 1_000),
+  /** Decisions in flight in the concurrent Redis scenarios. */
+  concurrency: int('BENCH_CONCURRENCY', 100),
+  /** Decisions counted (and timed) for the round-trip report. */
+  roundTripDecisions: int('BENCH_ROUNDTRIP_DECISIONS', 5_000),
+  /** Keys written for the memory-per-key report. */
+  memoryKeys: int('BENCH_MEMORY_KEYS', 1_000),
+  /** Runs per contender and scenario; the table shows the median. */
+  repeats: int('BENCH_REPEATS', 3),
+  /** Which parts to run: inprocess, redis, roundtrips, memory (comma-separated). */
+  sections: sections(),
+  /** The redis-server executable (default: redis-server on PATH). */
+  redisServer: process.env.BENCH_REDIS_SERVER || undefined,
+});
+
+/** `id_0000000`, `id_0000001`, …: the same identities for every contender. */
+export function identities(n) {
+  return Array.from({ length: n }, (_, i) => `id_${String(i).padStart(7, '0')}`);
+}
