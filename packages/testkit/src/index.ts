@@ -8,6 +8,7 @@ export {
   type TestApi,
 } from './conformance.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export { allKeysWithTtl, commandCalls, delta, keysFor, rng } from './redis-inspect.js';
 export {
   freePort,
   type RedisServer,
@@ -17,3 +18,33 @@ export {
   redisCommands,
   startRedisServer,
 } from './redis-server.js';
+export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
+export {
+  type RedisConformanceOptions,
+  redisConformance,
+  redisInspector,
+} from './redis-suite/conformance.js';
+export { type RedisFaultTestsOptions, redisFaultTests } from './redis-suite/faults.js';
+export {
+  type RedisMultiprocessTestsOptions,
+  type RedisWorkerSpec,
+  redisMultiprocessTests,
+} from './redis-suite/multiprocess.js';
+export {
+  type RedisServerClockTestsOptions,
+  redisServerClockTests,
+} from './redis-suite/server-clock.js';
+export { expectStoreUnavailable, openClient, useRedisServer } from './redis-suite/shared.js';
+export { type RedisStoreTestsOptions, redisStoreTests } from './redis-suite/store.js';
+export type {
+  RedisClientOptions,
+  RedisExpectation,
+  RedisNodeAddress,
+  RedisStoreAdapter,
+  RedisSuiteApi,
+} from './redis-suite/types.js';
+export {
+  serveRedisWorker,
+  type WorkerReply,
+  type WorkerRequest,
+} from './redis-suite/worker.js';

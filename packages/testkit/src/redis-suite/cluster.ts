@@ -1,0 +1,134 @@
+import {
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
+import { commandCalls, keysFor } from '../redis-inspect.js';
+import { redisCommand } from '../redis-server.js';
+import { sleep, tagOf } from './shared.js';
+import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+export interface RedisClusterTestsOptions<C> {
+  /** Adapters with `createCluster`, one `describe` each; the failover test uses the first. */
+  adapters: readonly RedisStoreAdapter<C>[];
+}
+
+const policies = [
+  tokenBucket({ limit: 6, interval: '1h' }),
+  slidingWindowLog({ limit: 4, window: '1h' }),
+  fixedWindow({ limit: 5, window: '1d' }),
+];
+
+/**
+ * A Redis store on a throw-away Redis Cluster (3 masters, 3 replicas): each multi-policy
+ * decision is one script on the master owning the identity; a failover is survived.
+ */
+export function redisClusterTests<C>(
+  api: RedisSuiteApi,
+  options: RedisClusterTestsOptions<C>,
+): void {
+  const { describe, it, expect, beforeAll, afterAll } = api;
+  let cluster: RedisCluster;
+  beforeAll(async () => {
+    cluster = await startRedisCluster();
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  async function openCluster(adapter: RedisStoreAdapter<C>): Promise<C> {
+    if (adapter.createCluster === undefined) {
+      throw new TypeError(`redisClusterTests: adapter ${adapter.name} has no createCluster`);
+    }
+    const client = adapter.createCluster(cluster.startupNodes, { autoPipelining: true });
+    await adapter.connect(client);
+    return client;
+  }
+
+  for (const adapter of options.adapters) {
+    describe(`${adapter.name} on a Redis Cluster (3 masters, 3 replicas)`, () => {
+      const tag = tagOf(adapter);
+
+      it('runs each multi-policy decision as one script on the master owning the identity', async () => {
+        const client = await openCluster(adapter);
+        try {
+          const limiter = createLimiter({
+            store: adapter.makeStore(client),
+            policy: policies,
+            prefix: `c-${tag}`,
+            onStoreError: 'throw',
+            blockCache: false,
+          });
+          const identities = Array.from({ length: 30 }, (_, i) => `user-${i}`);
+          const ds = await Promise.all(
+            identities.flatMap((id) =>
+              Array.from({ length: 7 }, () => limiter.limit(id).then((d) => [id, d] as const)),
+            ),
+          );
+          for (const id of identities) {
+            expect(ds.filter(([i, d]) => i === id && d.allowed)).toHaveLength(4); // the log binds
+          }
+          // The identities really are spread over all three masters.
+          const owners = new Set(
+            await Promise.all(
+              identities.map(
+                async (id) => (await cluster.masterOf(keysFor(`c-${tag}`, id, policies)[0]!)).port,
+              ),
+            ),
+          );
+          expect(owners.size).toBe(3);
+          await limiter.reset('user-0');
+          expect((await limiter.limit('user-0')).remaining).toBe(3);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+    });
+  }
+
+  describe('failover', () => {
+    it('is survived: the new master has no script cached (NOSCRIPT → EVAL), the state was replicated', async () => {
+      const adapter = options.adapters[0]!;
+      const client = await openCluster(adapter);
+      try {
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: fixedWindow({ limit: 10, window: '1d' }),
+          prefix: 'fo',
+          onStoreError: 'throw',
+          blockCache: false,
+        });
+        const key = keysFor('fo', 'failover', limiter.policies)[0]!;
+        const before: Decision[] = [];
+        for (let i = 0; i < 4; i++) before.push(await limiter.limit('failover'));
+        const master = await cluster.masterOf(key);
+        const myId = String(await redisCommand(master.port, ['CLUSTER', 'MYID']));
+        const nodes = String(await redisCommand(master.port, ['CLUSTER', 'NODES'])).split('\n');
+        const replicaPort = Number(
+          nodes
+            .find((l) => l.includes(` slave ${myId}`) || l.includes(` replica ${myId}`))!
+            .split(' ')[1]!
+            .split(/[:@]/)[1],
+        );
+        // The replica has every write before it takes over.
+        await redisCommand(master.port, ['WAIT', 1, 1000]);
+        expect(await redisCommand(replicaPort, ['CLUSTER', 'FAILOVER'])).toBe('OK');
+        const deadline = Date.now() + 10_000;
+        while ((await cluster.masterOf(key)).port !== replicaPort && Date.now() < deadline)
+          await sleep(50);
+        expect((await cluster.masterOf(key)).port).toBe(replicaPort);
+        const after: Decision[] = [];
+        for (let i = 0; i < 8; i++) after.push(await limiter.limit('failover'));
+        expect([...before, ...after].filter((d) => d.allowed)).toHaveLength(10);
+        expect(after[0]!.remaining).toBe(5);
+        expect((await commandCalls(replicaPort)).eval).toBeGreaterThanOrEqual(1);
+        await cluster.waitHealthy();
+      } finally {
+        await adapter.disconnect(client);
+      }
+    });
+  });
+}

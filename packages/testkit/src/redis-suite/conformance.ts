@@ -1,0 +1,82 @@
+import type { Store } from '@floodgate/core';
+import { type StoreInspector, storeConformance } from '../conformance.js';
+import { openClient, useRedisServer } from './shared.js';
+import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+export interface RedisConformanceOptions<C> {
+  /** The suite runs twice per adapter: `clock: 'client'` and `clock: 'server'`. */
+  adapters: readonly RedisStoreAdapter<C>[];
+  /** fast-check runs per random-trace property, in `clock: 'client'`. @default 25 */
+  numRuns?: number;
+}
+
+/**
+ * The store's `TTL` and key listing through one of its own single-node clients (`PTTL`, `SCAN`),
+ * with the slack real-time expiry needs: the inspector `storeConformance` takes.
+ */
+export function redisInspector<C>(
+  adapter: Pick<RedisStoreAdapter<C>, 'command'>,
+  client: () => C,
+): StoreInspector<Store> {
+  return {
+    async ttl(key: string): Promise<number | undefined> {
+      const ttl = Number(await adapter.command(client(), ['PTTL', key]));
+      return ttl === -2 ? undefined : ttl;
+    },
+    async keys(): Promise<string[]> {
+      const out: string[] = [];
+      let cursor = '0';
+      do {
+        const reply = (await adapter.command(client(), ['SCAN', cursor, 'COUNT', '1000'])) as [
+          unknown,
+          unknown[],
+        ];
+        cursor = String(reply[0]);
+        out.push(...reply[1].map(String));
+      } while (cursor !== '0');
+      return out;
+    },
+    // Redis TTLs run on real time: allow for the round trips between decision and PTTL.
+    ttlSlackMs: 1000,
+  };
+}
+
+/**
+ * `storeConformance` for a Redis store, on a throw-away server, for every adapter: once on the
+ * suite's clock (`clock: 'client'`, stretched traces since `PX` runs on real time) and once on
+ * the server's (`clock: 'server'`). Each adapter's client auto-pipelines where it can.
+ */
+export function redisConformance<C>(api: RedisSuiteApi, options: RedisConformanceOptions<C>): void {
+  const server = useRedisServer(api);
+  const clients = new Map<string, C>();
+  api.beforeAll(async () => {
+    for (const adapter of options.adapters) {
+      clients.set(adapter.name, await openClient(adapter, server().url, { autoPipelining: true }));
+    }
+  });
+  api.afterAll(async () => {
+    for (const adapter of options.adapters) {
+      const client = clients.get(adapter.name);
+      if (client !== undefined) await adapter.disconnect(client);
+    }
+  });
+
+  for (const adapter of options.adapters) {
+    const client = (): C => clients.get(adapter.name)!;
+    const inspect = redisInspector(adapter, client);
+    storeConformance(api, {
+      name: `${adapter.name} (clock: client)`,
+      makeStore: ({ now }) => adapter.makeStore(client(), { clock: 'client', now }),
+      // PX runs on the server's real clock while the suite's clock stands still: stretched traces.
+      realTimeExpiry: true,
+      inspect,
+      numRuns: options.numRuns ?? 25,
+    });
+    storeConformance(api, {
+      name: `${adapter.name} (clock: server)`,
+      controlsTime: false,
+      makeStore: () => adapter.makeStore(client()),
+      inspect,
+    });
+  }
+}

@@ -1,0 +1,196 @@
+import {
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  leakyBucket,
+  type Policy,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { allKeysWithTtl, commandCalls, delta, keysFor, rng } from '../redis-inspect.js';
+import { redisCommand, startRedisServer } from '../redis-server.js';
+import { openClient, sleep, tagOf, useRedisServer } from './shared.js';
+import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+export interface RedisFaultTestsOptions<C> {
+  /** One `describe` per adapter; the randomized TTL run uses the first. */
+  adapters: readonly RedisStoreAdapter<C>[];
+  /** Seed of the randomized TTL run. @default 42 */
+  seed?: number;
+}
+
+/**
+ * A Redis store under faults: `SCRIPT FLUSH` amid a stream of decisions, a `redis-server`
+ * restart, a server that is down (`rejectIfNotReady` and the in-process fallback), and after a
+ * randomized run every key has a TTL no longer than its state.
+ */
+export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsOptions<C>): void {
+  const { describe, it, expect } = api;
+  const server = useRedisServer(api);
+
+  for (const adapter of options.adapters) {
+    describe(`faults with ${adapter.name}`, () => {
+      const tag = tagOf(adapter);
+      const modes = adapter.autoPipelining === true ? [false, true] : [undefined];
+      for (const autoPipelining of modes) {
+        const how = autoPipelining === undefined ? '' : ` (autoPipelining: ${autoPipelining})`;
+        it(`SCRIPT FLUSH in the middle of a stream of decisions fails none of them${how}`, async () => {
+          const client = await openClient(adapter, server().url, { autoPipelining });
+          try {
+            const limiter = createLimiter({
+              store: adapter.makeStore(client),
+              policy: [
+                slidingWindowLog({ limit: 250, window: '1h' }),
+                tokenBucket({ limit: 1000, interval: '1h' }),
+              ],
+              prefix: `flush-${tag}${autoPipelining === true ? '-piped' : ''}`,
+              onStoreError: 'throw', // an error must surface, not hide behind the fallback
+              blockCache: false,
+            });
+            const before = await commandCalls(server().port);
+            const decisions: Decision[] = [];
+            for (let round = 0; round < 30; round++) {
+              const batch = Array.from({ length: 20 }, () => limiter.limit('stream'));
+              // Flush while the batch is in flight, three times over the stream.
+              if (round % 10 === 5) await redisCommand(server().port, ['SCRIPT', 'FLUSH']);
+              decisions.push(...(await Promise.all(batch)));
+            }
+            expect(decisions).toHaveLength(600);
+            expect(decisions.filter((d) => d.allowed)).toHaveLength(250);
+            expect(decisions.every((d) => d.reason === undefined)).toBe(true);
+            const d = delta(before, await commandCalls(server().port));
+            expect(d.eval).toBeGreaterThanOrEqual(3); // the reload path really ran
+            expect(d.evalsha).toBe(600);
+          } finally {
+            await adapter.disconnect(client);
+          }
+        });
+      }
+
+      it('a redis-server restart is survived once the server is back', async () => {
+        const own = await startRedisServer();
+        const client = await openClient(adapter, own.url, { reconnectMs: 50 });
+        try {
+          const limiter = createLimiter({
+            store: adapter.makeStore(client),
+            policy: fixedWindow({ limit: 5, window: '1h' }),
+            onStoreError: 'throw',
+            blockCache: false,
+          });
+          expect((await limiter.limit('k')).remaining).toBe(4);
+          expect((await limiter.limit('k')).remaining).toBe(3);
+          await own.restart();
+          // Decisions asked for while the client reconnects wait (or fail and are asked again),
+          // then run on the new server (whose script cache is empty: EVALSHA → NOSCRIPT → EVAL).
+          let d: Decision | undefined;
+          const deadline = Date.now() + 20_000;
+          while (d === undefined && Date.now() < deadline) {
+            d = await limiter.limit('k').catch(async () => {
+              await sleep(20);
+              return undefined;
+            });
+          }
+          // The restart lost the data (no persistence): the window starts over.
+          expect(d?.allowed).toBe(true);
+          expect(d?.remaining).toBe(4);
+          expect((await limiter.limit('k')).remaining).toBe(3);
+        } finally {
+          await adapter.disconnect(client);
+          await own.stop();
+        }
+      });
+
+      if (adapter.tracksReadiness === false) return;
+      it('decides with the in-process fallback while the server is down (rejectIfNotReady), Redis again after', async () => {
+        const own = await startRedisServer();
+        const client = await openClient(adapter, own.url, { reconnectMs: 50 });
+        try {
+          const limiter = createLimiter({
+            store: adapter.makeStore(client, { rejectIfNotReady: true }),
+            policy: fixedWindow({ limit: 2, window: '1h' }),
+            blockCache: false,
+          });
+          expect((await limiter.limit('k')).reason).toBeUndefined();
+          await own.stop();
+          await sleep(100);
+          const down = [
+            await limiter.limit('k'),
+            await limiter.limit('k'),
+            await limiter.limit('k'),
+          ];
+          expect(down.map((d) => [d.allowed, d.reason])).toEqual([
+            [true, 'store-unavailable'],
+            [true, 'store-unavailable'],
+            [false, 'store-unavailable'],
+          ]);
+        } finally {
+          await adapter.disconnect(client);
+          await own.stop();
+        }
+      });
+    });
+  }
+
+  describe('TTLs after a randomized run', () => {
+    it('every key has a TTL, and none outlives its state', async () => {
+      const adapter = options.adapters[0]!;
+      const own = await startRedisServer();
+      const client = await openClient(adapter, own.url, { autoPipelining: true });
+      try {
+        const sets: Policy[][] = [
+          [fixedWindow({ limit: 5, window: '2s' })],
+          [fixedWindow({ limit: 50, window: '1h' })],
+          [slidingWindow({ limit: 4, window: 700 })],
+          [slidingWindowLog({ limit: 6, window: '3s' })],
+          [tokenBucket({ limit: 3, interval: '1s', burst: 5 })],
+          [tokenBucket({ limit: 100, interval: '1d' })],
+          [leakyBucket({ limit: 10, interval: '1s', queue: 4 })],
+          [
+            slidingWindowLog({ limit: 3, window: 400 }),
+            fixedWindow({ limit: 8, window: '1m' }),
+            leakyBucket({ limit: 2, interval: 500, queue: 2 }),
+          ],
+        ];
+        const limiters = sets.map((policy, i) =>
+          createLimiter({
+            store: adapter.makeStore(client),
+            policy,
+            prefix: `ttl${i}`,
+            onStoreError: 'throw',
+            blockCache: false,
+          }),
+        );
+        const random = rng(options.seed ?? 42);
+        const last = new Map<string, number>(); // key → resetAfterMs of the last decision that saw it
+        for (let round = 0; round < 40; round++) {
+          const batch = Array.from({ length: 30 }, () => {
+            const i = Math.floor(random() * sets.length);
+            const identity = `user-${Math.floor(random() * 12)}`;
+            const cost = random() < 0.8 ? 1 : 2;
+            const peek = random() < 0.1;
+            const limiter = limiters[i]!;
+            return (peek ? limiter.peek(identity) : limiter.limit(identity, { cost })).then((d) => {
+              // One connection: replies resolve in the order Redis ran the scripts.
+              const keys = keysFor(`ttl${i}`, identity, sets[i]!);
+              for (const [p, k] of keys.entries()) last.set(k, d.policies[p]!.resetAfterMs);
+            });
+          });
+          await Promise.all(batch);
+          if (round % 8 === 7) await sleep(50);
+        }
+        const keys = await allKeysWithTtl(own.port);
+        expect(keys.size).toBeGreaterThan(20);
+        for (const [key, pttl] of keys) {
+          expect(last.has(key), key).toBe(true);
+          if (pttl === -2) continue; // expired between SCAN and PTTL
+          expect(pttl, key).toBeGreaterThan(0); // -1 would be a key without TTL: a leak
+          expect(pttl, key).toBeLessThanOrEqual(last.get(key)!);
+        }
+      } finally {
+        await adapter.disconnect(client);
+        await own.stop();
+      }
+    });
+  });
+}

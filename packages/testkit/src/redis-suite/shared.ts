@@ -1,0 +1,84 @@
+import {
+  createLimiter,
+  type FloodgateError,
+  fixedWindow,
+  type Policy,
+  type Store,
+  type StoreCall,
+} from '@floodgate/core';
+import { keysFor } from '../redis-inspect.js';
+import { type RedisServer, startRedisServer } from '../redis-server.js';
+import type { RedisClientOptions, RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+/**
+ * Starts a throw-away `redis-server` before the tests of the enclosing `describe` (or file) and
+ * stops it after them; the getter returns it once `beforeAll` has run.
+ */
+export function useRedisServer(
+  api: Pick<RedisSuiteApi, 'beforeAll' | 'afterAll'>,
+): () => RedisServer {
+  let server: RedisServer | undefined;
+  api.beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  api.afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (server === undefined) throw new Error('useRedisServer: the server is not started yet');
+    return server;
+  };
+}
+
+/** A connected client of `adapter` for `url`. */
+export async function openClient<C>(
+  adapter: RedisStoreAdapter<C>,
+  url: string,
+  options?: RedisClientOptions,
+): Promise<C> {
+  const client = adapter.create(url, options);
+  await adapter.connect(client);
+  return client;
+}
+
+/** The adapter's name as a key-prefix fragment: letters and digits only. */
+export const tagOf = (adapter: { name: string }): string => adapter.name.replace(/\W+/g, '');
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A one-policy `limit` call on `identity`'s key under `prefix`, straight to a store. */
+export function storeCall(prefix: string, identity: string, policy: Policy): StoreCall {
+  return {
+    keys: keysFor(prefix, identity, [policy]),
+    policies: [policy],
+    cost: 1,
+    mode: 'limit' as const,
+  };
+}
+
+/**
+ * `store` fails both calls with `STORE_UNAVAILABLE`, and a limiter on it decides with its
+ * fallback (`limit: 1`: admitted, then denied, both `reason: 'store-unavailable'`), telling
+ * `onError` each time. `prefix` keeps the keys apart from other tests'.
+ */
+export async function expectStoreUnavailable(
+  expect: RedisSuiteApi['expect'],
+  store: Store,
+  prefix: string,
+): Promise<void> {
+  const policy = fixedWindow({ limit: 1, window: '1h' });
+  const call = storeCall(prefix, 'x', policy);
+  await expect(store.evaluate(call)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  await expect(store.reset(call.keys)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  const errors: FloodgateError[] = [];
+  const limiter = createLimiter({ store, policy, prefix, onError: (e) => errors.push(e) });
+  const d1 = await limiter.limit('x');
+  const d2 = await limiter.limit('x');
+  expect([d1.allowed, d1.reason, d2.allowed, d2.reason]).toEqual([
+    true,
+    'store-unavailable',
+    false,
+    'store-unavailable',
+  ]);
+  expect(errors.map((e) => e.code)).toEqual(['STORE_UNAVAILABLE', 'STORE_UNAVAILABLE']);
+}

@@ -1,0 +1,199 @@
+import {
+  createLimiter,
+  FloodgateError,
+  fixedWindow,
+  LIMIT_SCRIPT_SHA1,
+  type Store,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { commandCalls, delta, keysFor } from '../redis-inspect.js';
+import { redisCommand } from '../redis-server.js';
+import { expectStoreUnavailable, openClient, storeCall, tagOf, useRedisServer } from './shared.js';
+import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+export interface RedisStoreTestsOptions<C> {
+  /** One `describe` per adapter, all on one throw-away server. */
+  adapters: readonly RedisStoreAdapter<C>[];
+  /** The class `store.fallback()` returns a fresh instance of (`MemoryStore`). */
+  fallback: abstract new (
+    ...args: never[]
+  ) => Store;
+}
+
+/**
+ * A Redis store on one node: one `EVALSHA` per decision, one `DEL` per reset, TTLs and hash
+ * slots, exact admission under concurrency, `NOSCRIPT` recovery, `STORE_UNAVAILABLE` on a closed
+ * client, option checks, `remote`/`fallback()`, `rejectIfNotReady`.
+ */
+export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsOptions<C>): void {
+  const { describe, it, expect, beforeAll, afterAll } = api;
+  const server = useRedisServer(api);
+
+  for (const adapter of options.adapters) {
+    describe(adapter.name, () => {
+      const tag = tagOf(adapter);
+      let client: C;
+      let piped: C;
+      beforeAll(async () => {
+        client = await openClient(adapter, server().url);
+        piped = await openClient(adapter, server().url, { autoPipelining: true });
+      });
+      afterAll(async () => {
+        await adapter.disconnect(client);
+        await adapter.disconnect(piped);
+      });
+
+      it('sends exactly one EVALSHA per decision and one DEL per reset', async () => {
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: [
+            tokenBucket({ limit: 5, interval: '1m' }),
+            fixedWindow({ limit: 50, window: '1h' }),
+          ],
+          prefix: `one-${tag}`,
+          onStoreError: 'throw',
+          blockCache: false,
+        });
+        await limiter.limit('warm'); // the script is cached from here on
+        const before = await commandCalls(server().port);
+        for (let i = 0; i < 8; i++) await limiter.limit('k');
+        await limiter.peek('k');
+        await limiter.reset('k');
+        expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 9, del: 1 });
+      });
+
+      it('decides: admits up to the limit, then denies with a retry time, and resets', async () => {
+        const policies = [
+          tokenBucket({ limit: 3, interval: '1m' }),
+          slidingWindowLog({ limit: 5, window: '10s' }),
+        ];
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: policies,
+          prefix: `dec-${tag}`,
+          onStoreError: 'throw',
+          blockCache: false,
+        });
+        const ds = [];
+        for (let i = 0; i < 4; i++) ds.push(await limiter.limit('user:{42}'));
+        expect(ds.map((d) => [d.allowed, d.remaining])).toEqual([
+          [true, 2],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+        ]);
+        expect(ds[3]!.retryAfterMs).toBeGreaterThan(19_000);
+        expect(ds[3]!.retryAfterMs).toBeLessThanOrEqual(20_000);
+        const peek = await limiter.peek('user:{42}');
+        expect(peek.policies[1]!.remaining).toBe(2);
+        for (const k of keysFor(`dec-${tag}`, 'user:{42}', policies)) {
+          expect(Number(await redisCommand(server().port, ['PTTL', k]))).toBeGreaterThan(0);
+        }
+        await limiter.reset('user:{42}');
+        expect((await limiter.limit('user:{42}')).remaining).toBe(2);
+      });
+
+      it('keeps every key of an identity in one slot and under a TTL', async () => {
+        const policies = [
+          tokenBucket({ limit: 5, interval: '1m' }),
+          slidingWindowLog({ limit: 3, window: '10s' }),
+        ];
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: policies,
+          prefix: `slot-${tag}`,
+        });
+        await limiter.limit('user:{42}');
+        const keys = keysFor(`slot-${tag}`, 'user:{42}', policies);
+        expect(keys[0]).toMatch(/^slot-.*:\{user:%7B42%7D\}:tb:/);
+        for (const k of keys) {
+          expect(Number(await redisCommand(server().port, ['PTTL', k]))).toBeGreaterThan(0);
+        }
+        const slot = adapter.command(client, ['CLUSTER', 'KEYSLOT', keys[0]!]);
+        expect(await slot.catch(() => 'no cluster')).toBeDefined();
+      });
+
+      it('admits exactly the limit under hundreds of concurrent (auto-pipelined) calls', async () => {
+        const limiter = createLimiter({
+          store: adapter.makeStore(piped),
+          policy: slidingWindowLog({ limit: 37, window: '1h' }),
+          prefix: `conc-${tag}`,
+          onStoreError: 'throw',
+          blockCache: false,
+        });
+        const before = await commandCalls(server().port);
+        const ds = await Promise.all(Array.from({ length: 300 }, () => limiter.limit('hot')));
+        const admitted = ds.filter((d) => d.allowed);
+        expect(admitted).toHaveLength(37);
+        expect(admitted.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(
+          Array.from({ length: 37 }, (_, i) => i),
+        );
+        expect(delta(before, await commandCalls(server().port)).evalsha).toBe(300);
+      });
+
+      it('reloads the script transparently after SCRIPT FLUSH (EVAL, same arguments)', async () => {
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: fixedWindow({ limit: 3, window: '1h' }),
+          prefix: `nos-${tag}`,
+          onStoreError: 'throw',
+        });
+        await limiter.limit('a');
+        const port = server().port;
+        await redisCommand(port, ['SCRIPT', 'FLUSH']);
+        expect(await redisCommand(port, ['SCRIPT', 'EXISTS', LIMIT_SCRIPT_SHA1])).toEqual([0]);
+        const before = await commandCalls(port);
+        expect((await limiter.limit('a')).remaining).toBe(1);
+        expect((await limiter.limit('a')).remaining).toBe(0);
+        // One failed EVALSHA, one EVAL that runs and caches the script, then EVALSHA again.
+        expect(delta(before, await commandCalls(port))).toEqual({ evalsha: 2, eval: 1 });
+      });
+
+      it('turns a closed client into STORE_UNAVAILABLE, and the limiter into its fallback', async () => {
+        const own = await openClient(adapter, server().url);
+        await adapter.disconnect(own);
+        await expectStoreUnavailable(expect, adapter.makeStore(own), `closed-${tag}`);
+      });
+
+      it('rejects what is not a client, and bad options', async () => {
+        expect(() => adapter.makeStore({} as C)).toThrow(FloodgateError);
+        const c = adapter.create(server().url);
+        try {
+          expect(() => adapter.makeStore(c, { clock: 'local' as 'server' })).toThrow(/clock/);
+          expect(() => adapter.makeStore(c, { now: 5 as unknown as () => number })).toThrow(/now/);
+        } finally {
+          await adapter.disconnect(c);
+        }
+      });
+
+      it('is remote, and falls back to a fresh MemoryStore', async () => {
+        const c = adapter.create(server().url);
+        try {
+          const store = adapter.makeStore(c);
+          expect(store.remote).toBe(true);
+          const a = store.fallback!();
+          expect(a).toBeInstanceOf(options.fallback);
+          expect(store.fallback!()).not.toBe(a);
+        } finally {
+          await adapter.disconnect(c);
+        }
+      });
+
+      it('rejectIfNotReady fails at once while the client is not connected', async () => {
+        const c = adapter.create(server().url);
+        try {
+          const call = storeCall(`nr-${tag}`, 'x', fixedWindow({ limit: 1, window: '1h' }));
+          const strict = adapter.makeStore(c, { rejectIfNotReady: true });
+          await expect(strict.evaluate(call)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+          const error = await strict.evaluate(call).then(String, (e: Error) => e.message);
+          expect(error).toMatch(/not ready/);
+          await adapter.connect(c);
+          expect((await strict.evaluate(call))[0]!.allowed).toBe(true);
+        } finally {
+          await adapter.disconnect(c);
+        }
+      });
+    });
+  }
+}

@@ -1,0 +1,82 @@
+import type { RedisStoreOptions, Store } from '@floodgate/core';
+import type { Awaitable } from '../conformance.js';
+
+/** How a test wants its client built. A client without such a switch ignores it. */
+export interface RedisClientOptions {
+  /** Batch concurrent commands into pipelines (ioredis `enableAutoPipelining`). */
+  autoPipelining?: boolean;
+  /** Reconnect this many ms after losing the connection (default: the client's own strategy). */
+  reconnectMs?: number;
+}
+
+/** `{ host, port }` of a cluster node, as `RedisCluster.startupNodes` lists them. */
+export interface RedisNodeAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * What a Redis store package hands the shared suite: how to build its client and its store.
+ * One adapter per client generation (`ioredis 5`, `ioredis 6`, `redis 4` ...). `C` is every
+ * client type the store takes (single node and cluster).
+ */
+export interface RedisStoreAdapter<C = unknown> {
+  /** Shown in test titles, e.g. `'IoRedisStore with ioredis 5'`. Unique within a package. */
+  readonly name: string;
+  /**
+   * A client for the node at `url`, not connected yet and not connecting by itself. Its `error`
+   * events must be handled: the fault tests restart and stop servers under it.
+   */
+  create(url: string, options?: RedisClientOptions): C;
+  /** Connects a client from `create` or `createCluster`; resolves once it takes commands. */
+  connect(client: C): Promise<unknown>;
+  /** Closes the client; must not throw for a client that is closed or never connected. */
+  disconnect(client: C): Awaitable<void>;
+  /** The store under test on `client`, options passed through as given (bad ones too). */
+  makeStore(client: C, options?: RedisStoreOptions): Store;
+  /** Sends one raw command through a single-node client (`PTTL`, `SCAN`, `CLUSTER KEYSLOT`). */
+  command(client: C, args: string[]): Promise<unknown>;
+  /** A Redis Cluster client, not connected yet. Needed by `redisClusterTests`. */
+  createCluster?(nodes: readonly RedisNodeAddress[], options?: RedisClientOptions): C;
+  /**
+   * True when `RedisClientOptions.autoPipelining` changes how the client sends: the tests whose
+   * outcome pipelining could change then run both with and without it. @default false
+   */
+  readonly autoPipelining?: boolean;
+  /**
+   * False when the client cannot tell the store that it lost its connection (node-redis 1.x:
+   * `isOpen` only, true while it reconnects), so `rejectIfNotReady` cannot fail fast while a
+   * server is down: the test of that is then not registered. @default true
+   */
+  readonly tracksReadiness?: boolean;
+}
+
+/** The assertions the Redis suite uses: all in vitest's and jest's `expect`. */
+export interface RedisExpectation {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toBeDefined(): void;
+  toBeUndefined(): void;
+  toBeGreaterThan(expected: number): void;
+  toBeGreaterThanOrEqual(expected: number): void;
+  toBeLessThan(expected: number): void;
+  toBeLessThanOrEqual(expected: number): void;
+  toHaveLength(expected: number): void;
+  toMatch(expected: RegExp): void;
+  toThrow(expected?: unknown): void;
+  toBeInstanceOf(expected: unknown): void;
+  readonly not: { toBe(expected: unknown): void };
+  readonly rejects: { toMatchObject(expected: object): PromiseLike<unknown> };
+}
+
+/**
+ * The test framework, passed in by the caller (`import * as vitest from 'vitest'`, or
+ * `{ describe, it, expect, beforeAll, afterAll }`), so the testkit never imports a test runner.
+ */
+export interface RedisSuiteApi {
+  describe(name: string, fn: () => void): void;
+  it(name: string, fn: () => Promise<void>, timeout?: number): void;
+  expect(actual: unknown, message?: string): RedisExpectation;
+  beforeAll(fn: () => Awaitable<unknown>, timeout?: number): void;
+  afterAll(fn: () => Awaitable<unknown>, timeout?: number): void;
+}

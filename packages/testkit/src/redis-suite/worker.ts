@@ -1,0 +1,93 @@
+import {
+  createLimiter,
+  fixedWindow,
+  type Limiter,
+  type Policy,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { openClient } from './shared.js';
+import type { RedisClientOptions, RedisStoreAdapter } from './types.js';
+
+/** What the parent asks a worker over IPC. */
+export type WorkerRequest =
+  | { type: 'limit'; id: number; limiter: string; key: string }
+  | { type: 'batch'; id: number; requests: { limiter: string; key: string }[] }
+  | { type: 'exit' };
+
+/** What a worker answers (`ready` once, first). */
+export interface WorkerReply {
+  id: number;
+  allowed?: boolean | boolean[];
+  remaining?: number;
+  resetAfterMs?: number;
+  /** The worker's `Date.now()` when the decision came back. */
+  at?: number;
+  error?: string;
+}
+
+/** Environment variables the parent sets for each worker. */
+export const WORKER_ENV = {
+  url: 'REDIS_URL',
+  adapter: 'FLOODGATE_ADAPTER',
+  clientOptions: 'FLOODGATE_CLIENT_OPTIONS',
+} as const;
+
+/**
+ * The body of one "app server" process in `redisMultiprocessTests`: its own client (the adapter
+ * named by the parent, connected to the parent's server) and store, taking requests over IPC.
+ * A store package's worker script is just:
+ * @example
+ * import { serveRedisWorker } from '@floodgate/testkit';
+ * import { ADAPTERS } from './adapters.js';
+ * await serveRedisWorker(ADAPTERS);
+ */
+export async function serveRedisWorker<C>(
+  adapters: readonly RedisStoreAdapter<C>[],
+): Promise<void> {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error('serveRedisWorker: run it with child_process.fork');
+  const name = process.env[WORKER_ENV.adapter];
+  const adapter = adapters.find((a) => a.name === name);
+  if (adapter === undefined) throw new Error(`serveRedisWorker: no adapter named ${name}`);
+  const options = JSON.parse(process.env[WORKER_ENV.clientOptions] ?? '{}') as RedisClientOptions;
+  const client = await openClient(adapter, process.env[WORKER_ENV.url]!, options);
+  const store = adapter.makeStore(client);
+  // onStoreError 'throw': a failing store must show up as an error, never as a fallback decision.
+  const make = (policy: Policy, prefix: string): Limiter =>
+    createLimiter({ store, policy, prefix, onStoreError: 'throw' });
+  const limiters: Record<string, Limiter> = {
+    tokenBucket: make(tokenBucket({ limit: 100, interval: '1m' }), 'incident-tb'),
+    fixedWindow: make(fixedWindow({ limit: 100, window: '1m' }), 'incident-fw'),
+    manyTb: make(tokenBucket({ limit: 20, interval: '1d' }), 'many-tb'),
+    manyLog: make(slidingWindowLog({ limit: 15, window: '1h' }), 'many-log'),
+  };
+  const failed = (id: number) => (e: Error) => send({ id, error: String(e?.cause ?? e) });
+
+  process.on('message', (m: WorkerRequest) => {
+    if (m.type === 'exit') {
+      Promise.resolve(adapter.disconnect(client)).finally(() => process.exit(0));
+    }
+    if (m.type === 'limit') {
+      limiters[m.limiter]!.limit(m.key).then(
+        (d) =>
+          send({
+            id: m.id,
+            allowed: d.allowed,
+            remaining: d.remaining,
+            resetAfterMs: d.resetAfterMs,
+            at: Date.now(),
+          } satisfies WorkerReply),
+        failed(m.id),
+      );
+    }
+    if (m.type === 'batch') {
+      // Hundreds in flight at once.
+      Promise.all(m.requests.map((r) => limiters[r.limiter]!.limit(r.key))).then(
+        (ds) => send({ id: m.id, allowed: ds.map((d) => d.allowed) } satisfies WorkerReply),
+        failed(m.id),
+      );
+    }
+  });
+  send({ ready: true });
+}
