@@ -13,11 +13,10 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import { type RedisServer, startRedisServer } from '@floodgate/testkit';
+import { keysFor, type RedisServer, rng, startRedisServer } from '@floodgate/testkit';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IoRedisStore } from '../src/index.js';
-import { keysFor, rng } from './helpers.js';
 
 let server: RedisServer;
 let redis: Redis;
