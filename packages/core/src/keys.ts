@@ -20,7 +20,13 @@ function escapeChar(ch: string): string {
  * Encodes an identity for use inside `{…}`: injective for every JavaScript string, free of braces,
  * and bounded in size (long identities become `#` + SHA-256).
  */
+// Cheap screen for the common case: nothing to escape, and short enough that even 3 UTF-8 bytes
+// per UTF-16 unit stay within the bound.
+const MAYBE_SPECIAL = /[%{}#\uD800-\uDFFF]/;
+const SURELY_SHORT = Math.floor(MAX_IDENTITY_BYTES / 3);
+
 export function encodeIdentity(identity: string): string {
+  if (identity.length <= SURELY_SHORT && !MAYBE_SPECIAL.test(identity)) return identity;
   const encoded = identity.replace(SPECIAL, escapeChar);
   if (Buffer.byteLength(encoded, 'utf8') <= MAX_IDENTITY_BYTES) return encoded;
   return `#${createHash('sha256').update(encoded, 'utf8').digest('base64url')}`;

@@ -140,7 +140,17 @@ export function toDecision(
     resetAfterMs = Math.max(resetAfterMs, r.resetAfterMs);
     retryAfterMs = Math.max(retryAfterMs, r.retryAfterMs);
     delayMs = Math.max(delayMs, r.delayMs);
-    parts.push({ name: p.name, kind: p.kind, limit: p.limit, windowMs: p.windowMs, ...r });
+    parts.push({
+      name: p.name,
+      kind: p.kind,
+      limit: p.limit,
+      windowMs: p.windowMs,
+      allowed: r.allowed,
+      remaining: r.remaining,
+      resetAfterMs: r.resetAfterMs,
+      retryAfterMs: r.retryAfterMs,
+      delayMs: r.delayMs,
+    });
   }
   const d = {
     allowed,

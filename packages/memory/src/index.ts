@@ -24,11 +24,19 @@ export interface MemoryStoreOptions {
  * @example
  * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
  */
+// One entry per key. Expiry lives in the entry rather than in lru-cache's TTL tracking: a read
+// compares one number, and a write to a live key updates the entry in place.
+interface Entry {
+  state: PolicyState;
+  expiresAt: number;
+}
+
 export class MemoryStore implements Store {
-  readonly #cache: LRUCache<string, PolicyState>;
+  readonly #cache: LRUCache<string, Entry>;
   readonly #now: () => number;
-  // Expired entries leave lazily (on read, or as LRU victims). A sweep after as many writes as
-  // there are entries keeps memory following live keys at O(1) amortized cost, with no timers.
+  // Expired entries leave lazily (when read, overwritten, or evicted as LRU victims). A sweep
+  // after as many writes as there are entries keeps memory following live keys at O(1)
+  // amortized cost, with no timers.
   #writesSinceSweep = 0;
   #sweepAfter = 1000;
 
@@ -45,34 +53,50 @@ export class MemoryStore implements Store {
     if (options.now !== undefined && typeof options.now !== 'function') {
       throw new FloodgateError('INVALID_OPTION', 'MemoryStore: now must be a function');
     }
-    const now = options.now ?? Date.now;
-    this.#now = now;
-    // lru-cache reads TTLs off `perf.now()`; giving it our clock keeps expiry and decisions on
-    // one timeline, and `ttlResolution: 0` keeps it from caching a stale reading.
-    this.#cache = new LRUCache<string, PolicyState>({ max, ttlResolution: 0, perf: { now } });
+    this.#now = options.now ?? Date.now;
+    this.#cache = new LRUCache<string, Entry>({ max });
   }
 
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     try {
       const now = this.#now();
-      const states = call.keys.map((k) => this.#cache.get(k));
+      const keys = call.keys;
+      const entries: (Entry | undefined)[] = [];
+      const states: (PolicyState | undefined)[] = [];
+      for (const key of keys) {
+        const e = this.#cache.get(key);
+        const live = e !== undefined && e.expiresAt > now;
+        entries.push(live ? e : undefined);
+        states.push(live ? e.state : undefined);
+      }
       const { results, writes } = evaluateAll(call, states, now);
       for (let i = 0; i < writes.length; i++) {
         const w = writes[i];
-        if (w !== undefined) {
-          this.#cache.set(call.keys[i]!, w.state, { ttl: w.ttlMs });
+        if (w === undefined) continue;
+        const e = entries[i];
+        if (e !== undefined) {
+          e.state = w.state;
+          e.expiresAt = now + w.ttlMs;
+        } else {
+          this.#cache.set(keys[i]!, { state: w.state, expiresAt: now + w.ttlMs });
           this.#writesSinceSweep += 1;
         }
       }
-      if (this.#writesSinceSweep >= this.#sweepAfter) {
-        this.#cache.purgeStale();
-        this.#writesSinceSweep = 0;
-        this.#sweepAfter = Math.max(1000, this.#cache.size);
-      }
+      if (this.#writesSinceSweep >= this.#sweepAfter) this.#sweep(now);
       return Promise.resolve(results);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  #sweep(now: number): void {
+    const expired: string[] = [];
+    this.#cache.forEach((e, key) => {
+      if (e.expiresAt <= now) expired.push(key);
+    });
+    for (const key of expired) this.#cache.delete(key);
+    this.#writesSinceSweep = 0;
+    this.#sweepAfter = Math.max(1000, this.#cache.size);
   }
 
   reset(keys: readonly string[]): Promise<void> {
@@ -91,7 +115,13 @@ export class MemoryStore implements Store {
 
   /** The remaining TTL of a key in ms, or undefined when it holds no state: for tests and debugging. */
   ttl(key: string): number | undefined {
-    if (!this.#cache.has(key)) return undefined;
-    return this.#cache.getRemainingTTL(key);
+    const e = this.#cache.peek(key);
+    const left = e === undefined ? 0 : e.expiresAt - this.#now();
+    if (left <= 0) {
+      // Expired: drop it now, as a read would.
+      this.#cache.delete(key);
+      return undefined;
+    }
+    return left;
   }
 }
