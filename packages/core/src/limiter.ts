@@ -79,8 +79,7 @@ function validateOptions(options: LimiterOptions): void {
     if (!OPTION_NAMES.includes(key))
       throw new FloodgateError('INVALID_OPTION', `unknown option "${key}"`);
   }
-  const store = options.store as Partial<Store> | undefined;
-  if (typeof store?.evaluate !== 'function' || typeof store.reset !== 'function') {
+  if (!isStore(options.store)) {
     throw new FloodgateError('INVALID_OPTION', 'store must implement evaluate() and reset()');
   }
   const t = options.timeoutMs;
