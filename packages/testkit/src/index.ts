@@ -13,9 +13,6 @@ export {
   freePort,
   type RedisServer,
   type RedisServerOptions,
-  type RespReply,
-  redisCommand,
-  redisCommands,
   startRedisServer,
 } from './redis-server.js';
 export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
@@ -48,3 +45,4 @@ export {
   type WorkerReply,
   type WorkerRequest,
 } from './redis-suite/worker.js';
+export { type RespReply, redisCommand, redisCommands } from './resp.js';

@@ -1,4 +1,5 @@
-import { type RedisServer, redisCommand, redisCommands, startRedisServer } from './redis-server.js';
+import { type RedisServer, startRedisServer } from './redis-server.js';
+import { redisCommand, redisCommands } from './resp.js';
 
 export interface RedisClusterOptions {
   /** Masters; the 16 384 slots are split evenly among them. @default 3 */

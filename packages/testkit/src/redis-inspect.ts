@@ -1,7 +1,7 @@
 // Looking inside a throw-away Redis from the Redis store tests: which commands clients sent
 // (INFO commandstats), every key with its TTL, where a policy's key lives; plus a seeded PRNG.
 import { encodeIdentity, type Policy, policyKey } from '@floodgate/core';
-import { redisCommand } from './redis-server.js';
+import { redisCommand } from './resp.js';
 
 /** Calls per command name, from `INFO commandstats`. */
 export async function commandCalls(port: number): Promise<Record<string, number>> {

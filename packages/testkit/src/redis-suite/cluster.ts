@@ -7,7 +7,7 @@ import {
 } from '@floodgate/core';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
-import { redisCommand } from '../redis-server.js';
+import { redisCommand } from '../resp.js';
 import { sleep, tagOf } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 

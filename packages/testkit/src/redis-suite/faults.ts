@@ -9,7 +9,8 @@ import {
   tokenBucket,
 } from '@floodgate/core';
 import { allKeysWithTtl, commandCalls, delta, keysFor, rng } from '../redis-inspect.js';
-import { redisCommand, startRedisServer } from '../redis-server.js';
+import { startRedisServer } from '../redis-server.js';
+import { redisCommand } from '../resp.js';
 import { openClient, sleep, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 

@@ -8,7 +8,7 @@ import {
   tokenBucket,
 } from '@floodgate/core';
 import { commandCalls, delta, keysFor } from '../redis-inspect.js';
-import { redisCommand } from '../redis-server.js';
+import { redisCommand } from '../resp.js';
 import { expectStoreUnavailable, openClient, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
