@@ -9,6 +9,7 @@ export {
   fixedWindow,
   type LeakyBucketOptions,
   leakyBucket,
+  MAX_LOG_LIMIT,
   type SlidingWindowLogOptions,
   type SlidingWindowOptions,
   slidingWindow,

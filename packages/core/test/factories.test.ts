@@ -3,6 +3,7 @@ import { isFloodgateError } from '../src/errors.js';
 import {
   fixedWindow,
   leakyBucket,
+  MAX_LOG_LIMIT,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -121,6 +122,17 @@ describe('policy factories', () => {
     );
     expect(fixedWindow({ limit: 1_000_000, window: '1d' }).capacity).toBe(1_000_000);
     expect(tokenBucket({ limit: 1_000_000, interval: '1d' }).capacity).toBe(1_000_000);
+  });
+
+  it('slidingWindowLog refuses limits above MAX_LOG_LIMIT and points to slidingWindow', () => {
+    const e = thrown(() => slidingWindowLog({ limit: 1_000_000, window: '1m' }));
+    expect(e.code).toBe('INVALID_POLICY');
+    expect(e.message).toContain('slidingWindow (');
+    expect(thrown(() => slidingWindowLog({ limit: MAX_LOG_LIMIT + 1, window: '1s' })).code).toBe(
+      'INVALID_POLICY',
+    );
+    expect(slidingWindowLog({ limit: MAX_LOG_LIMIT, window: '1s' }).capacity).toBe(MAX_LOG_LIMIT);
+    expect(slidingWindow({ limit: 1_000_000, window: '1m' }).capacity).toBe(1_000_000);
   });
 
   it('tokenBucket: burst may be below or above the limit', () => {

@@ -33,11 +33,11 @@ async function readState(key: string, policy: Policy): Promise<PolicyState | und
   if (policy.kind === 'slidingWindowLog') {
     const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
     if (flat.length === 0) return undefined;
+    // Members "<before>:<cost>" scored by ms: the reference's triples [ms, before, cost].
     const s: number[] = [];
-    for (let i = 1; i < flat.length; i += 2) {
-      const ms = Number(flat[i]);
-      if (s.length > 0 && s[s.length - 2] === ms) s[s.length - 1]! += 1;
-      else s.push(ms, 1);
+    for (let i = 0; i < flat.length; i += 2) {
+      const [before, cost] = flat[i]!.split(':').map(Number);
+      s.push(Number(flat[i + 1]), before!, cost!);
     }
     return s;
   }
@@ -124,4 +124,20 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
     }
   }
   expect(failures.slice(0, 3).join('\n')).toBe('');
+});
+
+it('a slidingWindowLog request is one sorted-set member, whatever its cost', async () => {
+  const store = new IoRedisStore(redis);
+  const policy = slidingWindowLog({ limit: 10_000, window: '1m' });
+  const [key] = keysFor('logsize', 'u', [policy]);
+  await redis.del(key!);
+  const call: StoreCall = { keys: [key!], policies: [policy], cost: 10_000, mode: 'limit' };
+  expect((await store.evaluate(call))[0]!.allowed).toBe(true);
+  // One unit per member, as before, took 10 000 members and about 1 MB here.
+  expect(await redis.zcard(key!)).toBe(1);
+  expect(Number(await redis.memory('USAGE', key!))).toBeLessThan(512);
+  const denied = await store.evaluate({ ...call, cost: 1 });
+  expect(denied[0]!.allowed).toBe(false);
+  expect(denied[0]!.retryAfterMs).toBeGreaterThan(59_000);
+  expect(await redis.zcard(key!)).toBe(1);
 });

@@ -5,7 +5,8 @@ import type { Policy } from '../types.js';
  * A policy's stored state, as integers (the Lua scripts store the same numbers):
  * fixedWindow `[windowStart, count]`; slidingWindow `[windowStart, current, previous]`;
  * tokenBucket and leakyBucket `[tatMs, tatTicks]` (theoretical arrival time, ms plus a fraction
- * in ticks); slidingWindowLog `[ts1, units1, ts2, units2, …]`, oldest first.
+ * in ticks); slidingWindowLog `[ms1, before1, cost1, ms2, …]`, oldest first
+ * (see slidingWindowLog below).
  */
 export type PolicyState = readonly number[];
 
@@ -129,6 +130,9 @@ function slidingWindow(
   return late(outcome(false, remaining, reset, retry, 0, undefined, 0, 0), shift);
 }
 
+// Entries are triples [ms, before, cost]: `before` is the units admitted (by this key) before the
+// entry, so the units of entries i..j are before(j) + cost(j) − before(i): counting the window
+// takes two lookups, never a sum over the log. Entries are sorted by ms; one ms holds one entry.
 function slidingWindowLog(
   limit: number,
   w: number,
@@ -137,28 +141,39 @@ function slidingWindowLog(
   cost: number,
 ): PolicyOutcome {
   const n = s === undefined ? 0 : s.length;
-  const now = n > 0 && s![n - 2]! > t ? s![n - 2]! : t;
+  const newest = n > 0 ? s![n - 3]! : 0;
+  const now = n > 0 && newest > t ? newest : t;
   const shift = now - t;
-  // Entries in (now − w, now] count; find the first that does.
-  let first = 0;
-  while (first < n && s![first]! <= now - w) first += 2;
-  let count = 0;
-  for (let i = first + 1; i < n; i += 2) count += s![i]!;
-  const reset = count > 0 ? s![n - 2]! + w - now : 0;
+  // The first entry in (now − w, now], by binary search (Lua: ZRANGEBYSCORE … LIMIT 0 1).
+  let lo = 0;
+  let hi = n / 3;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (s![mid * 3]! <= now - w) lo = mid + 1;
+    else hi = mid;
+  }
+  const first = lo * 3;
+  const total = n > 0 ? s![n - 2]! + s![n - 1]! : 0;
+  const count = first < n ? total - s![first + 1]! : 0;
+  const reset = count > 0 ? newest + w - now : 0;
   if (count + cost > limit) {
-    // The k-th oldest unit must leave the window first.
-    let k = count + cost - limit;
-    let i = first;
-    while (s![i + 1]! < k) {
-      k -= s![i + 1]!;
-      i += 2;
+    // The entry holding the k-th oldest unit must leave the window first.
+    const target = s![first + 1]! + count + cost - limit;
+    lo = first / 3;
+    hi = n / 3 - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (s![mid * 3 + 1]! + s![mid * 3 + 2]! >= target) hi = mid;
+      else lo = mid + 1;
     }
-    return late(outcome(false, limit - count, reset, s![i]! + w - now, 0, undefined, 0, 0), shift);
+    return late(
+      outcome(false, limit - count, reset, s![lo * 3]! + w - now, 0, undefined, 0, 0),
+      shift,
+    );
   }
   const next = s === undefined ? [] : s.slice(first);
-  if (next.length > 0 && next[next.length - 2] === now)
-    next[next.length - 1] = next[next.length - 1]! + cost;
-  else next.push(now, cost);
+  if (count > 0 && newest === now) next[next.length - 1] = next[next.length - 1]! + cost;
+  else next.push(now, total, cost);
   return late(outcome(true, limit - count, reset, 0, 0, next, limit - count - cost, w), shift);
 }
 

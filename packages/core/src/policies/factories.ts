@@ -132,9 +132,27 @@ export function slidingWindow(options: SlidingWindowOptions): Policy {
   return windowPolicy('slidingWindow', 'sw', options);
 }
 
-/** Exact sliding window: one timestamp per admitted unit; memory grows with `limit`. */
+/**
+ * The largest `limit` a slidingWindowLog takes. The log holds up to `limit` entries per identity
+ * (one per admitted request), and a decision after a quiet spell trims every expired one in one
+ * atomic script: at 10 000 entries that is a few ms of Redis time and about 1 MB per identity at
+ * worst. Beyond that the exact log costs more than it is worth: use `slidingWindow`.
+ */
+export const MAX_LOG_LIMIT = 10_000;
+
+/**
+ * Exact sliding window: one log entry per admitted request (with its cost); memory grows with
+ * the requests in a window, so `limit` is at most `MAX_LOG_LIMIT`.
+ */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
-  return windowPolicy('slidingWindowLog', 'swl', options);
+  const p = windowPolicy('slidingWindowLog', 'swl', options);
+  if (p.limit > MAX_LOG_LIMIT) {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `slidingWindowLog: limit ${p.limit} is above ${MAX_LOG_LIMIT}, more entries than an exact log serves in bounded time; use slidingWindow (the two-counter approximation) for large limits`,
+    );
+  }
+  return p;
 }
 
 // Buckets count in ticks: one unit of cost = `interval / gcd` ticks and one ms = `limit / gcd`
