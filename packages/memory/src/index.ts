@@ -60,6 +60,13 @@ export class MemoryStore implements Store {
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     try {
       const now = this.#now();
+      // As the Redis stores do: NaN or a fraction would silently admit everything or skew state.
+      if (!Number.isSafeInteger(now) || now < 0) {
+        throw new FloodgateError(
+          'INVALID_OPTION',
+          `MemoryStore: now() must return non-negative integer ms, got ${now}`,
+        );
+      }
       const keys = call.keys;
       const entries: (Entry | undefined)[] = [];
       const states: (PolicyState | undefined)[] = [];

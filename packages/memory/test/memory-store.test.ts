@@ -146,6 +146,20 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(4);
   });
 
+  it('a now() that is not integer ms fails the call with INVALID_OPTION, writing nothing', async () => {
+    for (const bad of [Number.NaN, 1.5, -1, 2 ** 53, Number.POSITIVE_INFINITY]) {
+      const store = new MemoryStore({ now: () => bad });
+      const policies = [fixedWindow({ limit: 1, window: 1000 })];
+      await expect(
+        store.evaluate({ keys: ['k'], policies, cost: 1, mode: 'limit' }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_OPTION',
+        message: expect.stringContaining('now()'),
+      });
+      expect(store.size).toBe(0);
+    }
+  });
+
   it('uses Date.now by default', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(T0);
