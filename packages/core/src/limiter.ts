@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import { BlockedCache } from './blocked-cache.js';
+import { Breaker, type BreakerOptions } from './breaker.js';
 import { FloodgateError, isFloodgateError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
@@ -26,6 +27,12 @@ export interface LimiterOptions {
   blockCache?: boolean | { max: number };
   /** Called with every store failure the limiter absorbed, so it can be alerted on. */
   onError?: (error: FloodgateError) => void;
+  /**
+   * A circuit breaker around the store (see `BreakerOptions`): once the store keeps failing,
+   * decisions go to `onStoreError` at once instead of each waiting on a dead store.
+   * @default on for remote stores (5 failures in 10 s open it for 1 s, then 1 probe), off otherwise
+   */
+  breaker?: boolean | BreakerOptions;
 }
 
 export interface Limiter {
@@ -46,6 +53,7 @@ const OPTION_NAMES = [
   'timeoutMs',
   'blockCache',
   'onError',
+  'breaker',
 ];
 
 function validatePolicies(policy: unknown): readonly Policy[] {
@@ -107,6 +115,25 @@ function validateOptions(options: LimiterOptions): void {
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'onError must be a function');
   }
+  const br = options.breaker as unknown;
+  if (br !== undefined && typeof br !== 'boolean' && (typeof br !== 'object' || br === null)) {
+    throw new FloodgateError('INVALID_OPTION', 'breaker must be a boolean or an options object');
+  }
+}
+
+/** Errors about the caller's input or configuration: they reach the caller, never the fallback. */
+function isCallerError(error: unknown): boolean {
+  return (
+    isFloodgateError(error) &&
+    (error.code.startsWith('INVALID_') || error.code === 'COST_EXCEEDS_CAPACITY')
+  );
+}
+
+function storeError(cause: unknown): FloodgateError {
+  return isFloodgateError(cause) &&
+    (cause.code === 'STORE_TIMEOUT' || cause.code === 'STORE_UNAVAILABLE')
+    ? cause
+    : new FloodgateError('STORE_UNAVAILABLE', 'the store failed', { cause });
 }
 
 function isStore(value: unknown): value is Store {
@@ -192,10 +219,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;
   const blocked = cacheOption
-    ? new LRUCache<string, { at: number; until: number; cost: number; decision: Decision }>({
-        max: cacheOption === true ? 10_000 : cacheOption.max,
-      })
+    ? new BlockedCache(cacheOption === true ? 10_000 : cacheOption.max)
     : undefined;
+  const breakerOption = options.breaker ?? store.remote === true;
+  const breaker = breakerOption
+    ? new Breaker(breakerOption === true ? {} : breakerOption)
+    : undefined;
+  const open = (): FloodgateError =>
+    new FloodgateError(
+      'STORE_UNAVAILABLE',
+      'the circuit breaker is open: the store was not called',
+    );
 
   const clock = store.now === undefined ? Date.now : () => store.now!();
   const keysOf = (identity: string): { id: string; keys: string[] } => {
@@ -204,33 +238,50 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return { id, keys: policies.map((p) => policyKey(prefix, id, p.id)) };
   };
 
-  async function run(call: StoreCall): Promise<Decision> {
-    try {
-      return toDecision(policies, await withTimeout(store.evaluate(call), timeoutMs));
-    } catch (cause) {
-      const error =
-        isFloodgateError(cause) &&
-        (cause.code === 'STORE_TIMEOUT' || cause.code === 'STORE_UNAVAILABLE')
-          ? cause
-          : new FloodgateError('STORE_UNAVAILABLE', 'the store failed to decide', { cause });
-      if (onStoreError === 'throw') throw error;
-      onError?.(error);
-      const reason: DecisionReason =
-        error.code === 'STORE_TIMEOUT' ? 'store-timeout' : 'store-unavailable';
-      if (onStoreError === 'allow' || onStoreError === 'deny') {
-        const allowed = onStoreError === 'allow';
-        const results = policies.map(() => ({
-          allowed,
-          remaining: 0,
-          resetAfterMs: 0,
-          retryAfterMs: allowed ? 0 : 1000,
-          delayMs: 0,
-        }));
-        return toDecision(policies, results, reason);
-      }
-      return toDecision(policies, await onStoreError.evaluate(call), reason);
+  /** The decision `onStoreError` makes when the store cannot. */
+  async function fallBack(call: StoreCall, error: FloodgateError): Promise<Decision> {
+    if (onStoreError === 'throw') throw error;
+    const reason: DecisionReason =
+      error.code === 'STORE_TIMEOUT' ? 'store-timeout' : 'store-unavailable';
+    if (onStoreError === 'allow' || onStoreError === 'deny') {
+      const allowed = onStoreError === 'allow';
+      const results = policies.map(() => ({
+        allowed,
+        remaining: 0,
+        resetAfterMs: 0,
+        retryAfterMs: allowed ? 0 : 1000,
+        delayMs: 0,
+      }));
+      return toDecision(policies, results, reason);
     }
+    const { deadline: _, ...local } = call;
+    return toDecision(policies, await onStoreError.evaluate(local), reason);
   }
+
+  async function run(call: StoreCall): Promise<Decision> {
+    if (breaker !== undefined && !breaker.admit()) return fallBack(call, open());
+    let results: readonly PolicyResult[];
+    try {
+      results = await withTimeout(store.evaluate(call), timeoutMs);
+    } catch (cause) {
+      if (isCallerError(cause)) {
+        breaker?.release();
+        throw cause;
+      }
+      const error = storeError(cause);
+      breaker?.failure(error);
+      if (onStoreError !== 'throw') onError?.(error);
+      return fallBack(call, error);
+    }
+    breaker?.success();
+    return toDecision(policies, results);
+  }
+
+  /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
+  const callOf = (keys: string[], cost: number, mode: 'limit' | 'peek'): StoreCall =>
+    timeoutMs === undefined
+      ? { keys, policies, cost, mode }
+      : { keys, policies, cost, mode, deadline: performance.now() + timeoutMs };
 
   return {
     policies,
@@ -242,7 +293,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       ) {
         throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
       }
-      const cost = opts?.cost ?? 1;
+      // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
+      const cost = opts?.cost === undefined ? 1 : opts.cost;
       if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
         throw new FloodgateError(
           'INVALID_COST',
@@ -256,36 +308,46 @@ export function createLimiter(options: LimiterOptions): Limiter {
           `cost ${cost} exceeds the largest admissible cost ${capacity}`,
         );
       }
-      if (blocked !== undefined) {
-        const hit = blocked.get(id);
-        const now = clock();
-        // Only the same cost: a larger one is denied too, but its tight wait may be longer.
-        if (hit !== undefined && now < hit.until && cost === hit.cost) {
-          // Every wait in the cached decision has shrunk by the time since it was made.
-          const elapsed = now - hit.at;
-          const results = hit.decision.policies.map((r) => ({
-            ...r,
-            retryAfterMs: Math.max(0, r.retryAfterMs - elapsed),
-            resetAfterMs: Math.max(0, r.resetAfterMs - elapsed),
-          }));
-          return toDecision(policies, results, 'blocked-cache');
-        }
+      if (blocked === undefined) return run(callOf(keys, cost, 'limit'));
+      const cached = blocked.lookup(id, cost, clock());
+      if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
+      const flight = blocked.start(id);
+      const epoch = flight.epoch;
+      let decision: Decision | undefined;
+      try {
+        decision = await run(callOf(keys, cost, 'limit'));
+        return decision;
+      } finally {
+        blocked.finish(id, flight, epoch, cost, decision, clock());
       }
-      const decision = await run({ keys, policies, cost, mode: 'limit' });
-      if (blocked !== undefined && !decision.allowed && decision.reason === undefined) {
-        const at = clock();
-        blocked.set(id, { at, until: at + decision.retryAfterMs, cost, decision });
-      }
-      return decision;
     },
     async peek(identity) {
       const { keys } = keysOf(identity);
-      return run({ keys, policies, cost: 1, mode: 'peek' });
+      return run(callOf(keys, 1, 'peek'));
     },
     async reset(identity) {
       const { id, keys } = keysOf(identity);
-      blocked?.delete(id);
-      await store.reset(keys);
+      blocked?.invalidate(id);
+      try {
+        // Decisions made by a fallback store during an outage are forgotten too.
+        if (typeof onStoreError === 'object') await onStoreError.reset(keys);
+        if (breaker !== undefined && !breaker.admit()) throw open();
+        try {
+          await withTimeout(store.reset(keys), timeoutMs);
+        } catch (cause) {
+          if (isCallerError(cause)) {
+            breaker?.release();
+            throw cause;
+          }
+          const error = storeError(cause);
+          breaker?.failure(error);
+          throw error;
+        }
+        breaker?.success();
+      } finally {
+        // A denial that was in flight during the reset may predate it: it must not be cached.
+        blocked?.invalidate(id);
+      }
     },
   };
 }
