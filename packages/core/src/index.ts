@@ -3,7 +3,7 @@ export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
 export { createLimiter, type Limiter, type LimiterOptions, toDecision } from './limiter.js';
-export { LIMIT_SCRIPT, LUA_SOURCES } from './lua.generated.js';
+export { LUA_SOURCES } from './lua.generated.js';
 export { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';
 export {
   type FixedWindowOptions,
@@ -18,12 +18,18 @@ export {
   type TokenBucketOptions,
   tokenBucket,
 } from './policies/factories.js';
+export { POLICY_KINDS } from './policies/kinds.js';
 export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
 export {
+  assembleScript,
   decodeScriptReply,
   encodeScriptArgs,
+  LIMIT_SCRIPT,
   LIMIT_SCRIPT_SHA1,
+  type LimitScript,
   type ScriptReply,
+  scriptFor,
+  scriptForKinds,
 } from './script.js';
 export { evaluateAll, type PolicyResult, type Store, type StoreCall } from './store.js';
 export type { Decision, DecisionReason, Policy, PolicyDecision, PolicyKind } from './types.js';

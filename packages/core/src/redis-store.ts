@@ -1,6 +1,5 @@
 import { FloodgateError, isFloodgateError } from './errors.js';
-import { LIMIT_SCRIPT } from './lua.generated.js';
-import { decodeScriptReply, encodeScriptArgs, LIMIT_SCRIPT_SHA1 } from './script.js';
+import { decodeScriptReply, encodeScriptArgs, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
 /** Options every Redis-backed store takes. */
@@ -104,12 +103,9 @@ export abstract class RedisScriptStore implements Store {
       deadline = this.#offset.toRedis(call.deadline);
     }
     const n = call.keys.length;
-    const args = [
-      LIMIT_SCRIPT_SHA1,
-      String(n),
-      ...call.keys,
-      ...encodeScriptArgs(call, now, deadline),
-    ];
+    // One script per combination of policy kinds, cached per limiter's policies array.
+    const script = scriptFor(call.policies);
+    const args = [script.sha1, String(n), ...call.keys, ...encodeScriptArgs(call, now, deadline)];
     let reply: unknown;
     try {
       reply = await this.send(firstKey, 'EVALSHA', args);
@@ -118,7 +114,7 @@ export abstract class RedisScriptStore implements Store {
       // The script cache was emptied (flush, restart, failover): EVAL loads it again on the
       // node that owns the keys, with the same arguments.
       try {
-        args[0] = LIMIT_SCRIPT;
+        args[0] = script.source;
         reply = await this.send(firstKey, 'EVAL', args);
       } catch (retryError) {
         throw this.#unavailable(retryError);

@@ -1,4 +1,6 @@
-import { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';
+// The reference composition lives with the policies (policies/compose.ts, next to compose.lua).
+export { evaluateAll } from './policies/compose.js';
+
 import type { Policy } from './types.js';
 
 /** One decision's worth of work for a store: every policy of one identity, atomically. */
@@ -49,48 +51,4 @@ export interface Store {
    * The limiter's blocked-key cache times entries with it; without it, with `Date.now`.
    */
   now?(): number;
-}
-
-/**
- * Evaluates all policies at `now` and says what to write: the reference composition the Lua
- * script mirrors. `writes[i]` is the new state and TTL for key i, or undefined to leave it.
- */
-export function evaluateAll(
-  call: StoreCall,
-  states: readonly (PolicyState | undefined)[],
-  now: number,
-): { results: PolicyResult[]; writes: ({ state: PolicyState; ttlMs: number } | undefined)[] } {
-  const cost = call.mode === 'peek' ? 1 : call.cost;
-  const outcomes: PolicyOutcome[] = [];
-  let allowed = true;
-  for (let i = 0; i < call.policies.length; i++) {
-    const o = evaluatePolicy(call.policies[i]!, states[i], now, cost);
-    if (!o.allowed) allowed = false;
-    outcomes.push(o);
-  }
-  const charge = allowed && call.mode === 'limit';
-  const results: PolicyResult[] = [];
-  const writes: ({ state: PolicyState; ttlMs: number } | undefined)[] = [];
-  for (const o of outcomes) {
-    if (charge) {
-      results.push({
-        allowed: true,
-        remaining: o.nextRemaining,
-        resetAfterMs: o.nextResetAfterMs,
-        retryAfterMs: 0,
-        delayMs: o.delayMs,
-      });
-      writes.push({ state: o.next!, ttlMs: o.nextResetAfterMs });
-    } else {
-      results.push({
-        allowed: o.allowed,
-        remaining: o.remaining,
-        resetAfterMs: o.resetAfterMs,
-        retryAfterMs: o.retryAfterMs,
-        delayMs: call.mode === 'peek' ? o.delayMs : 0,
-      });
-      writes.push(undefined);
-    }
-  }
-  return { results, writes };
 }

@@ -42,7 +42,21 @@ async function readState(key: string, policy: Policy): Promise<PolicyState | und
     return s;
   }
   const raw = await redis.get(key);
-  return raw === null ? undefined : raw.split(':').map(Number);
+  if (raw === null) return undefined;
+  if (raw.includes(':')) return raw.split(':').map(Number);
+  // Int-encoded (see the .lua fragments), decoded here in BigInt, independently of the script.
+  const v = BigInt(raw);
+  const [p1, p2, p3] = policy.params.map(BigInt) as [bigint, bigint, bigint];
+  switch (policy.kind) {
+    case 'fixedWindow':
+      return [Number((v / (p1 + 1n)) * p2), Number(v % (p1 + 1n))];
+    case 'slidingWindow': {
+      const q = v / (p1 + 1n);
+      return [Number((q / (p1 + 1n)) * p2), Number(q % (p1 + 1n)), Number(v % (p1 + 1n))];
+    }
+    default:
+      return [Number(v / p3), Number(v % p3)];
+  }
 }
 
 function randomPolicy(random: () => number): Policy {
