@@ -4,6 +4,7 @@ export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './err
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
 export { createLimiter, type Limiter, type LimiterOptions, toDecision } from './limiter.js';
 export { LUA_SOURCES } from './lua.generated.js';
+export { newVerdict, type Verdict } from './policies/common.js';
 export { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';
 export {
   type FixedWindowOptions,
@@ -18,7 +19,11 @@ export {
   type TokenBucketOptions,
   tokenBucket,
 } from './policies/factories.js';
+export { fixedWindowKernel } from './policies/fixed_window.js';
 export { POLICY_KINDS } from './policies/kinds.js';
+export { slidingWindowKernel } from './policies/sliding_window.js';
+export { slidingWindowLogKernel } from './policies/sliding_window_log.js';
+export { bucketKernel } from './policies/token_bucket.js';
 export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
 export {
   assembleScript,

@@ -127,7 +127,28 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return toDecision(policies, await onStoreError.evaluate(local), reason);
   }
 
-  async function run(call: StoreCall): Promise<Decision> {
+  // An in-process store that can answer synchronously skips the promise machinery entirely.
+  const sync =
+    store.evaluateSync !== undefined && timeoutMs === undefined && breaker === undefined
+      ? store
+      : undefined;
+
+  // Not async: on the in-process path the promise returned is the only one made per decision.
+  function run(call: StoreCall): Promise<Decision> {
+    if (sync === undefined) return runRemote(call);
+    let results: readonly PolicyResult[];
+    try {
+      results = sync.evaluateSync!(call);
+    } catch (cause) {
+      if (isCallerError(cause)) return Promise.reject(cause);
+      const error = storeError(cause);
+      if (onStoreError !== 'throw') onError?.(error);
+      return fallBack(call, error);
+    }
+    return Promise.resolve(toDecision(policies, results));
+  }
+
+  async function runRemote(call: StoreCall): Promise<Decision> {
     if (breaker !== undefined && !breaker.admit()) return fallBack(call, open());
     let results: readonly PolicyResult[];
     try {
@@ -146,53 +167,72 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return toDecision(policies, results);
   }
 
+  async function limitBlocked(
+    cache: BlockedCache,
+    id: string,
+    keys: string[],
+    cost: number,
+  ): Promise<Decision> {
+    const cached = cache.lookup(id, cost, clock());
+    if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
+    const flight = cache.start(id);
+    const epoch = flight.epoch;
+    let decision: Decision | undefined;
+    try {
+      decision = await run(callOf(id, keys, cost, 'limit'));
+      return decision;
+    } finally {
+      cache.finish(id, flight, epoch, cost, decision, clock());
+    }
+  }
+
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (keys: string[], cost: number, mode: 'limit' | 'peek'): StoreCall =>
+  const callOf = (
+    identity: string,
+    keys: string[],
+    cost: number,
+    mode: 'limit' | 'peek',
+  ): StoreCall =>
     timeoutMs === undefined
-      ? { keys, policies, cost, mode }
-      : { keys, policies, cost, mode, deadline: performance.now() + timeoutMs };
+      ? { keys, policies, cost, mode, identity, prefix }
+      : { keys, policies, cost, mode, identity, prefix, deadline: performance.now() + timeoutMs };
 
   return {
     policies,
-    async limit(identity, opts) {
-      // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
-      if (
-        opts !== undefined &&
-        (typeof opts !== 'object' || opts === null || Object.keys(opts).some((k) => k !== 'cost'))
-      ) {
-        throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
-      }
-      // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
-      const cost = opts?.cost === undefined ? 1 : opts.cost;
-      if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-        throw new FloodgateError(
-          'INVALID_COST',
-          `cost must be a positive safe integer, got ${String(cost)}`,
-        );
-      }
-      const { id, keys } = keysOf(identity);
-      if (cost > capacity) {
-        throw new FloodgateError(
-          'COST_EXCEEDS_CAPACITY',
-          `cost ${cost} exceeds the largest admissible cost ${capacity}`,
-        );
-      }
-      if (blocked === undefined) return run(callOf(keys, cost, 'limit'));
-      const cached = blocked.lookup(id, cost, clock());
-      if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
-      const flight = blocked.start(id);
-      const epoch = flight.epoch;
-      let decision: Decision | undefined;
+    limit(identity, opts) {
       try {
-        decision = await run(callOf(keys, cost, 'limit'));
-        return decision;
-      } finally {
-        blocked.finish(id, flight, epoch, cost, decision, clock());
+        // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
+        if (
+          opts !== undefined &&
+          (typeof opts !== 'object' || opts === null || Object.keys(opts).some((k) => k !== 'cost'))
+        ) {
+          throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
+        }
+        // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
+        const cost = opts?.cost === undefined ? 1 : opts.cost;
+        if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+          throw new FloodgateError(
+            'INVALID_COST',
+            `cost must be a positive safe integer, got ${String(cost)}`,
+          );
+        }
+        const { id, keys } = keysOf(identity);
+        if (cost > capacity) {
+          throw new FloodgateError(
+            'COST_EXCEEDS_CAPACITY',
+            `cost ${cost} exceeds the largest admissible cost ${capacity}`,
+          );
+        }
+        if (blocked === undefined) return run(callOf(id, keys, cost, 'limit'));
+        return limitBlocked(blocked, id, keys, cost);
+      } catch (error) {
+        // Bad input rejects, as from an async function, rather than throwing synchronously.
+        return Promise.reject(error);
       }
     },
     async peek(identity) {
-      const { keys } = keysOf(identity);
-      return run(callOf(keys, 1, 'peek'));
+      const { id, keys } = keysOf(identity);
+      return run(callOf(id, keys, 1, 'peek'));
     },
     async reset(identity) {
       const { id, keys } = keysOf(identity);

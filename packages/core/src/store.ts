@@ -18,6 +18,14 @@ export interface StoreCall {
    * caller has answered without it, and a late charge would count a request nobody admitted.
    */
   readonly deadline?: number;
+  /**
+   * The encoded identity `keys` were built from (`encodeIdentity`), with `prefix`: an in-process
+   * store can key its state by (prefix, policy id, identity) without building or hashing `keys`.
+   * The limiter always sets both; a store must still work from `keys` alone.
+   */
+  readonly identity?: string;
+  /** The limiter's prefix; set together with `identity`. */
+  readonly prefix?: string;
 }
 
 /** One policy's verdict as a store reports it, after the store applied (or skipped) the charge. */
@@ -37,6 +45,12 @@ export interface PolicyResult {
  */
 export interface Store {
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]>;
+  /**
+   * Optional synchronous `evaluate`, for in-process stores: the limiter then decides without a
+   * promise per store call (when it has no `timeoutMs` and no breaker). The returned array and
+   * its objects may be reused by the store's next call: read them before calling it again.
+   */
+  evaluateSync?(call: StoreCall): readonly PolicyResult[];
   /** Deletes the keys: the identity is back to its empty state. */
   reset(keys: readonly string[]): Promise<void>;
   /**

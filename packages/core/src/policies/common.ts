@@ -44,6 +44,100 @@ export function gcd(a: number, b: number): number {
   return a;
 }
 
+/**
+ * A policy's verdict, written in place by a kernel (`fixedWindowKernel`, …) so a store can reuse
+ * one per policy instead of allocating per call. Fields mean what `PolicyOutcome`'s do; the
+ * state after charging is `n0`, `n1`, `n2` (scalar kinds) or `log` (slidingWindowLog).
+ */
+export interface Verdict {
+  allowed: boolean;
+  remaining: number;
+  resetAfterMs: number;
+  retryAfterMs: number;
+  delayMs: number;
+  nextRemaining: number;
+  nextResetAfterMs: number;
+  n0: number;
+  n1: number;
+  n2: number;
+  log: number[] | undefined;
+}
+
+export function newVerdict(): Verdict {
+  return {
+    allowed: false,
+    remaining: 0,
+    resetAfterMs: 0,
+    retryAfterMs: 0,
+    delayMs: 0,
+    nextRemaining: 0,
+    nextResetAfterMs: 0,
+    n0: 0,
+    n1: 0,
+    n2: 0,
+    log: undefined,
+  };
+}
+
+/** Sets a denial; durations are from the key's time, `shift` adds the caller's lag. */
+// A caller whose clock is behind the key's state (clock: 'client', skewed hosts) is evaluated at
+// the key's time: time never runs backward for a key, so skew cannot reopen a spent window.
+// The durations it gets back still count from its own clock (`shift` = key's time − caller's):
+// its retry and reset waits include the difference, and so does the TTL the store sets on its
+// clock. Counted from the key's time instead, the key would expire before its state is empty,
+// and the store would forget usage it must still count. A bucket evaluated at its key's time is
+// full: it never admits, so no delay needs shifting.
+export function deny(
+  v: Verdict,
+  remaining: number,
+  reset: number,
+  retry: number,
+  shift: number,
+): void {
+  v.allowed = false;
+  v.remaining = remaining;
+  v.resetAfterMs = reset > 0 ? reset + shift : reset;
+  v.retryAfterMs = retry + shift;
+  v.delayMs = 0;
+}
+
+/** Sets an admission; the next state is left to the kernel. */
+export function admit(
+  v: Verdict,
+  remaining: number,
+  reset: number,
+  delay: number,
+  nextRemaining: number,
+  nextReset: number,
+  shift: number,
+): void {
+  v.allowed = true;
+  v.remaining = remaining;
+  v.resetAfterMs = reset > 0 ? reset + shift : reset;
+  v.retryAfterMs = 0;
+  v.delayMs = delay;
+  v.nextRemaining = nextRemaining;
+  v.nextResetAfterMs = nextReset + shift;
+}
+
+/** The array form of a verdict: what `evaluatePolicy` returns. */
+export function toOutcome(v: Verdict, scalars: number): PolicyOutcome {
+  let next: PolicyState | undefined;
+  if (v.allowed) {
+    next = v.log ?? (scalars === 2 ? [v.n0, v.n1] : [v.n0, v.n1, v.n2]);
+  }
+  return outcome(
+    v.allowed,
+    v.remaining,
+    v.resetAfterMs,
+    v.retryAfterMs,
+    v.delayMs,
+    next,
+    v.allowed ? v.nextRemaining : 0,
+    v.allowed ? v.nextResetAfterMs : 0,
+  );
+}
+
 export function outcome(
   allowed: boolean,
   remaining: number,
@@ -64,19 +158,4 @@ export function outcome(
     nextRemaining,
     nextResetAfterMs,
   };
-}
-
-// A caller whose clock is behind the key's state (clock: 'client', skewed hosts) is evaluated at
-// the key's time: time never runs backward for a key, so skew cannot reopen a spent window.
-// The durations it gets back still count from its own clock (`shift` = key's time − caller's):
-// its retry and reset waits include the difference, and so does the TTL the store sets on its
-// clock. Counted from the key's time instead, the key would expire before its state is empty,
-// and the store would forget usage it must still count.
-export function late(o: PolicyOutcome, shift: number): PolicyOutcome {
-  if (shift === 0) return o;
-  if (o.resetAfterMs > 0) o.resetAfterMs += shift;
-  if (!o.allowed) o.retryAfterMs += shift;
-  // A bucket evaluated at its key's time is full: it never admits, so no delay needs shifting.
-  if (o.next !== undefined) o.nextResetAfterMs += shift;
-  return o;
 }

@@ -1,5 +1,13 @@
 import type { Policy } from '../types.js';
-import { late, outcome, type PolicyOutcome, type PolicyState } from './common.js';
+import {
+  admit,
+  deny,
+  newVerdict,
+  type PolicyOutcome,
+  type PolicyState,
+  toOutcome,
+  type Verdict,
+} from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
 
 export type FixedWindowOptions = WindowOptions;
@@ -13,7 +21,36 @@ export function fixedWindow(options: FixedWindowOptions): Policy {
   return windowPolicy('fixedWindow', options);
 }
 
-/** The reference (fixed_window.lua mirrors it). State `[windowStart, count]`. */
+/**
+ * The reference (fixed_window.lua mirrors it), writing into `v`. State `[windowStart, count]`
+ * as `s0`, `s1` (`has` false: no state).
+ */
+export function fixedWindowKernel(
+  limit: number,
+  w: number,
+  has: boolean,
+  s0: number,
+  s1: number,
+  t: number,
+  cost: number,
+  v: Verdict,
+): void {
+  const now = has && s0 > t ? s0 : t;
+  const shift = now - t;
+  const start = now - (now % w);
+  const count = has && s0 === start ? s1 : 0;
+  const end = start + w - now;
+  const reset = count > 0 ? end : 0;
+  if (count + cost > limit) {
+    deny(v, limit - count, reset, end, shift);
+    return;
+  }
+  admit(v, limit - count, reset, 0, limit - count - cost, end, shift);
+  v.n0 = start;
+  v.n1 = count + cost;
+}
+
+/** `fixedWindowKernel` on an array state. */
 export function fixedWindowOutcome(
   limit: number,
   w: number,
@@ -21,17 +58,7 @@ export function fixedWindowOutcome(
   t: number,
   cost: number,
 ): PolicyOutcome {
-  const now = s !== undefined && s[0]! > t ? s[0]! : t;
-  const shift = now - t;
-  const start = now - (now % w);
-  const count = s !== undefined && s[0] === start ? s[1]! : 0;
-  const end = start + w - now;
-  const reset = count > 0 ? end : 0;
-  if (count + cost > limit) {
-    return late(outcome(false, limit - count, reset, end, 0, undefined, 0, 0), shift);
-  }
-  return late(
-    outcome(true, limit - count, reset, 0, 0, [start, count + cost], limit - count - cost, end),
-    shift,
-  );
+  const v = newVerdict();
+  fixedWindowKernel(limit, w, s !== undefined, s?.[0] ?? 0, s?.[1] ?? 0, t, cost, v);
+  return toOutcome(v, 2);
 }

@@ -1,5 +1,14 @@
 import type { Policy } from '../types.js';
-import { floorDiv, late, outcome, type PolicyOutcome, type PolicyState } from './common.js';
+import {
+  admit,
+  deny,
+  floorDiv,
+  newVerdict,
+  type PolicyOutcome,
+  type PolicyState,
+  toOutcome,
+  type Verdict,
+} from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
 
 export type SlidingWindowOptions = WindowOptions;
@@ -13,26 +22,33 @@ export function slidingWindow(options: SlidingWindowOptions): Policy {
   return windowPolicy('slidingWindow', options);
 }
 
-/** The reference (sliding_window.lua mirrors it). State `[windowStart, current, previous]`. */
-export function slidingWindowOutcome(
+/**
+ * The reference (sliding_window.lua mirrors it), writing into `v`. State
+ * `[windowStart, current, previous]` as `s0`, `s1`, `s2`.
+ */
+export function slidingWindowKernel(
   limit: number,
   w: number,
-  s: PolicyState | undefined,
+  has: boolean,
+  s0: number,
+  s1: number,
+  s2: number,
   t: number,
   cost: number,
-): PolicyOutcome {
-  const now = s !== undefined && s[0]! > t ? s[0]! : t;
+  v: Verdict,
+): void {
+  const now = has && s0 > t ? s0 : t;
   const shift = now - t;
   const start = now - (now % w);
   const elapsed = now - start;
   let cur = 0;
   let prev = 0;
-  if (s !== undefined) {
-    if (s[0] === start) {
-      cur = s[1]!;
-      prev = s[2]!;
-    } else if (s[0] === start - w) {
-      prev = s[1]!;
+  if (has) {
+    if (s0 === start) {
+      cur = s1;
+      prev = s2;
+    } else if (s0 === start - w) {
+      prev = s1;
     }
   }
   // Integer form of prev × (w − elapsed)/w + cur + cost ≤ limit.
@@ -40,11 +56,11 @@ export function slidingWindowOutcome(
   const remaining = Math.max(0, floorDiv(limit * w - weighted, w) - cur);
   const reset = cur > 0 ? start + 2 * w - now : prev > 0 ? start + w - now : 0;
   if (weighted + (cur + cost) * w <= limit * w) {
-    const next = [start, cur + cost, prev];
-    return late(
-      outcome(true, remaining, reset, 0, 0, next, remaining - cost, start + 2 * w - now),
-      shift,
-    );
+    admit(v, remaining, reset, 0, remaining - cost, start + 2 * w - now, shift);
+    v.n0 = start;
+    v.n1 = cur + cost;
+    v.n2 = prev;
+    return;
   }
   let retry: number;
   if (cur + cost <= limit) {
@@ -55,5 +71,19 @@ export function slidingWindowOutcome(
     const into = cur > 0 ? Math.max(0, w - floorDiv((limit - cost) * w, cur)) : 0;
     retry = w - elapsed + into;
   }
-  return late(outcome(false, remaining, reset, retry, 0, undefined, 0, 0), shift);
+  deny(v, remaining, reset, retry, shift);
+}
+
+/** `slidingWindowKernel` on an array state. */
+export function slidingWindowOutcome(
+  limit: number,
+  w: number,
+  s: PolicyState | undefined,
+  t: number,
+  cost: number,
+): PolicyOutcome {
+  const v = newVerdict();
+  const has = s !== undefined;
+  slidingWindowKernel(limit, w, has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, t, cost, v);
+  return toOutcome(v, 3);
 }

@@ -1,6 +1,14 @@
 import { FloodgateError } from '../errors.js';
 import type { Policy } from '../types.js';
-import { late, outcome, type PolicyOutcome, type PolicyState } from './common.js';
+import {
+  admit,
+  deny,
+  newVerdict,
+  type PolicyOutcome,
+  type PolicyState,
+  toOutcome,
+  type Verdict,
+} from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
 
 export type SlidingWindowLogOptions = WindowOptions;
@@ -33,14 +41,15 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
 // Entries are triples [ms, before, cost]: `before` is the units admitted (by this key) before the
 // entry, so the units of entries i..j are before(j) + cost(j) − before(i): counting the window
 // takes two lookups, never a sum over the log. Entries are sorted by ms; one ms holds one entry.
-/** The reference (sliding_window_log.lua mirrors it). */
-export function slidingWindowLogOutcome(
+/** The reference (sliding_window_log.lua mirrors it), writing into `v` (the new log in `v.log`). */
+export function slidingWindowLogKernel(
   limit: number,
   w: number,
   s: PolicyState | undefined,
   t: number,
   cost: number,
-): PolicyOutcome {
+  v: Verdict,
+): void {
   const n = s === undefined ? 0 : s.length;
   const newest = n > 0 ? s![n - 3]! : 0;
   const now = n > 0 && newest > t ? newest : t;
@@ -67,13 +76,25 @@ export function slidingWindowLogOutcome(
       if (s![mid * 3 + 1]! + s![mid * 3 + 2]! >= target) hi = mid;
       else lo = mid + 1;
     }
-    return late(
-      outcome(false, limit - count, reset, s![lo * 3]! + w - now, 0, undefined, 0, 0),
-      shift,
-    );
+    deny(v, limit - count, reset, s![lo * 3]! + w - now, shift);
+    return;
   }
   const next = s === undefined ? [] : s.slice(first);
   if (count > 0 && newest === now) next[next.length - 1] = next[next.length - 1]! + cost;
   else next.push(now, total, cost);
-  return late(outcome(true, limit - count, reset, 0, 0, next, limit - count - cost, w), shift);
+  admit(v, limit - count, reset, 0, limit - count - cost, w, shift);
+  v.log = next;
+}
+
+/** `slidingWindowLogKernel` as an outcome. */
+export function slidingWindowLogOutcome(
+  limit: number,
+  w: number,
+  s: PolicyState | undefined,
+  t: number,
+  cost: number,
+): PolicyOutcome {
+  const v = newVerdict();
+  slidingWindowLogKernel(limit, w, s, t, cost, v);
+  return toOutcome(v, 0);
 }

@@ -3,13 +3,16 @@ import { parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
 import type { Policy } from '../types.js';
 import {
+  admit,
   ceilDiv,
+  deny,
   floorDiv,
   gcd,
-  late,
-  outcome,
+  newVerdict,
   type PolicyOutcome,
   type PolicyState,
+  toOutcome,
+  type Verdict,
 } from './common.js';
 import { checkKeys, make, type Named, positiveInt } from './define.js';
 
@@ -57,9 +60,45 @@ export function tokenBucket(options: TokenBucketOptions): Policy {
 }
 
 /**
- * The reference for both buckets (token_bucket.lua mirrors it): GCRA over the theoretical
- * arrival time, state `[tatMs, tatTicks]`. `shaping` (leakyBucket) reports the wait as delay.
+ * The reference for both buckets (token_bucket.lua mirrors it), writing into `v`: GCRA over the
+ * theoretical arrival time, state `[tatMs, tatTicks]` as `s0`, `s1`. `shaping` (leakyBucket)
+ * reports the wait as delay.
  */
+export function bucketKernel(
+  shaping: boolean,
+  capacity: number,
+  perUnit: number,
+  perMs: number,
+  has: boolean,
+  s0: number,
+  s1: number,
+  t: number,
+  cost: number,
+  v: Verdict,
+): void {
+  const tau = capacity * perUnit;
+  let now = t;
+  let ahead = 0; // ticks the theoretical arrival time is ahead of now
+  if (has) {
+    const maxAheadMs = ceilDiv(tau, perMs);
+    if (s0 - now > maxAheadMs) now = s0 - maxAheadMs;
+    ahead = Math.max(0, (s0 - now) * perMs + s1);
+  }
+  const shift = now - t;
+  const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
+  const reset = ceilDiv(ahead, perMs);
+  const after = ahead + cost * perUnit;
+  if (after > tau) {
+    deny(v, remaining, reset, ceilDiv(after - tau, perMs), shift);
+    return;
+  }
+  const whole = floorDiv(after, perMs);
+  admit(v, remaining, reset, shaping ? reset : 0, remaining - cost, ceilDiv(after, perMs), shift);
+  v.n0 = now + whole;
+  v.n1 = after - whole * perMs;
+}
+
+/** `bucketKernel` on an array state. */
 export function bucketOutcome(
   shaping: boolean,
   p: Policy['params'],
@@ -67,28 +106,7 @@ export function bucketOutcome(
   t: number,
   cost: number,
 ): PolicyOutcome {
-  const [capacity, perUnit, perMs] = p;
-  const tau = capacity * perUnit;
-  let now = t;
-  let ahead = 0; // ticks the theoretical arrival time is ahead of now
-  if (s !== undefined) {
-    const maxAheadMs = ceilDiv(tau, perMs);
-    if (s[0]! - now > maxAheadMs) now = s[0]! - maxAheadMs;
-    ahead = Math.max(0, (s[0]! - now) * perMs + s[1]!);
-  }
-  const shift = now - t;
-  const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
-  const reset = ceilDiv(ahead, perMs);
-  const after = ahead + cost * perUnit;
-  if (after > tau) {
-    const retry = ceilDiv(after - tau, perMs);
-    return late(outcome(false, remaining, reset, retry, 0, undefined, 0, 0), shift);
-  }
-  const whole = floorDiv(after, perMs);
-  const next = [now + whole, after - whole * perMs];
-  const delay = shaping ? reset : 0;
-  return late(
-    outcome(true, remaining, reset, 0, delay, next, remaining - cost, ceilDiv(after, perMs)),
-    shift,
-  );
+  const v = newVerdict();
+  bucketKernel(shaping, p[0], p[1], p[2], s !== undefined, s?.[0] ?? 0, s?.[1] ?? 0, t, cost, v);
+  return toOutcome(v, 2);
 }
