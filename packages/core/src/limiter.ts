@@ -1,5 +1,6 @@
 import { BlockedCache } from './blocked-cache.js';
 import { Breaker } from './breaker.js';
+import { LimiterCall } from './call.js';
 import { FloodgateError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
 import {
@@ -101,11 +102,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     );
 
   const clock = store.now === undefined ? Date.now : () => store.now!();
-  const keysOf = (identity: string): { id: string; keys: string[] } => {
+  const idOf = (identity: string): string => {
     validateIdentity(identity);
-    const id = encodeIdentity(identity);
-    return { id, keys: policies.map((p) => policyKey(prefix, id, p.id)) };
+    return encodeIdentity(identity);
   };
+  const keysOf = (id: string): string[] => policies.map((p) => policyKey(prefix, id, p.id));
 
   /** The decision `onStoreError` makes when the store cannot. */
   async function fallBack(call: StoreCall, error: FloodgateError): Promise<Decision> {
@@ -123,7 +124,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }));
       return toDecision(policies, results, reason);
     }
-    const { deadline: _, ...local } = call;
+    let local = call;
+    if (call instanceof LimiterCall) local = call.withoutDeadline();
+    else if ('deadline' in call) {
+      const { deadline: _, ...rest } = call;
+      local = rest;
+    }
     return toDecision(policies, await onStoreError.evaluate(local), reason);
   }
 
@@ -167,19 +173,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return toDecision(policies, results);
   }
 
-  async function limitBlocked(
-    cache: BlockedCache,
-    id: string,
-    keys: string[],
-    cost: number,
-  ): Promise<Decision> {
+  async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
     const cached = cache.lookup(id, cost, clock());
     if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
     const flight = cache.start(id);
     const epoch = flight.epoch;
     let decision: Decision | undefined;
     try {
-      decision = await run(callOf(id, keys, cost, 'limit'));
+      decision = await run(callOf(id, cost, 'limit'));
       return decision;
     } finally {
       cache.finish(id, flight, epoch, cost, decision, clock());
@@ -187,15 +188,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (
-    identity: string,
-    keys: string[],
-    cost: number,
-    mode: 'limit' | 'peek',
-  ): StoreCall =>
-    timeoutMs === undefined
-      ? { keys, policies, cost, mode, identity, prefix }
-      : { keys, policies, cost, mode, identity, prefix, deadline: performance.now() + timeoutMs };
+  const callOf = (id: string, cost: number, mode: 'limit' | 'peek'): StoreCall =>
+    new LimiterCall(
+      policies,
+      prefix,
+      id,
+      cost,
+      mode,
+      timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+    );
 
   return {
     policies,
@@ -216,26 +217,26 @@ export function createLimiter(options: LimiterOptions): Limiter {
             `cost must be a positive safe integer, got ${String(cost)}`,
           );
         }
-        const { id, keys } = keysOf(identity);
+        const id = idOf(identity);
         if (cost > capacity) {
           throw new FloodgateError(
             'COST_EXCEEDS_CAPACITY',
             `cost ${cost} exceeds the largest admissible cost ${capacity}`,
           );
         }
-        if (blocked === undefined) return run(callOf(id, keys, cost, 'limit'));
-        return limitBlocked(blocked, id, keys, cost);
+        if (blocked === undefined) return run(callOf(id, cost, 'limit'));
+        return limitBlocked(blocked, id, cost);
       } catch (error) {
         // Bad input rejects, as from an async function, rather than throwing synchronously.
         return Promise.reject(error);
       }
     },
     async peek(identity) {
-      const { id, keys } = keysOf(identity);
-      return run(callOf(id, keys, 1, 'peek'));
+      return run(callOf(idOf(identity), 1, 'peek'));
     },
     async reset(identity) {
-      const { id, keys } = keysOf(identity);
+      const id = idOf(identity);
+      const keys = keysOf(id);
       blocked?.invalidate(id);
       try {
         // Decisions made by a fallback store during an outage are forgotten too.

@@ -30,12 +30,12 @@ describe('policy factories', () => {
       capacity: 100,
       params: [100, 60_000, 0],
     });
-    expect(slidingWindow({ limit: 5, window: 1500 }).id).toMatch(/^sw:[\w-]{6}$/);
+    expect(slidingWindow({ limit: 5, window: 1500 }).id).toMatch(/^sw:[\w-]{5}$/);
     expect(slidingWindow({ limit: 5, window: 1500 }).name).toBe('5-per-1500ms');
     expect(slidingWindowLog({ limit: 5, window: '2h', name: 'hourly' })).toMatchObject({
       kind: 'slidingWindowLog',
       name: 'hourly',
-      id: expect.stringMatching(/^swl:[\w-]{6}$/),
+      id: expect.stringMatching(/^swl:[\w-]{5}$/),
       capacity: 5,
     });
   });
@@ -52,13 +52,13 @@ describe('policy factories', () => {
     expect([p.kind, p.capacity, ...p.params]).toEqual(['leakyBucket', 5, 5, 1000, 3]);
   });
 
-  it('ids are short: the kind tag and 6 characters of a hash of the parameters', () => {
+  it('ids are short: the kind tag and 5 characters of a hash of the parameters', () => {
     for (const p of [
       fixedWindow({ limit: 1_000_000, window: '7d' }),
       tokenBucket({ limit: 123_456, interval: '1h', burst: 999_999 }),
       leakyBucket({ limit: 3, interval: '1s', queue: 4 }),
     ]) {
-      expect(p.id).toMatch(/^(fw|sw|swl|tb|lb):[A-Za-z0-9_-]{6}$/);
+      expect(p.id).toMatch(/^(fw|sw|swl|tb|lb):[A-Za-z0-9_-]{5}$/);
     }
     // The id follows what the algorithm runs on: equal rates share state, as they should.
     expect(tokenBucket({ limit: 10, interval: '1s' }).id).toBe(

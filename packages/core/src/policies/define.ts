@@ -57,17 +57,19 @@ function shortDuration(ms: number): string {
 }
 
 /**
- * The key suffix: the kind's tag and 36 bits of a hash of the parameters the algorithm runs on
- * (`tb:Xk3_9a`), so keys stay short whatever the limits. Equal parameters give equal ids (two
- * limiters with one policy share its state); changed parameters give a new key, and the old
- * state is never read under the new parameters (it expires on its own TTL, within one window or
- * refill interval). Distinct policies collide with odds of 2^-36 per pair of one kind.
+ * The key suffix: the kind's tag and 30 bits of a hash of the parameters the algorithm runs on
+ * (`tb:Xk3_9`), so keys stay short whatever the limits: with a 7-character identity and the
+ * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
+ * equal ids (two limiters with one policy share its state); changed parameters give a new key,
+ * and the old state is never read under the new parameters: it expires on its own TTL, within
+ * one window or refill interval. Two distinct policies of one kind under one prefix collide with
+ * odds of 2^-30.
  */
 export function policyId(kind: PolicyKind, params: readonly number[]): string {
   const hash = createHash('sha256')
     .update(`${kind}:${params.join(':')}`)
     .digest('base64url');
-  return `${KIND_TAGS[kind]}:${hash.slice(0, 6)}`;
+  return `${KIND_TAGS[kind]}:${hash.slice(0, 5)}`;
 }
 
 export function make(
