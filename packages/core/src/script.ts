@@ -60,14 +60,21 @@ export function assembleScript(kinds: readonly PolicyKind[]): string {
   const out = [`-- Floodgate limit script: ${kinds.join(' + ')}`];
   for (const h of HELPERS) if (wanted.has(h)) out.push(section(LUA_SOURCES.common!, `helper ${h}`));
   out.push(section(LUA_SOURCES.compose!, 'prelude'));
+  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names.
+  const bases: number[] = [];
+  let next = 5;
+  for (const f of fragments) {
+    bases.push(next);
+    next += f.params.length;
+  }
   const paramsOf = (f: Fragment, i: number, body: string) => {
     const used = f.params
       .map((p, j) => [p, j] as const)
       .filter(([p]) => new RegExp(`\\b${p}\\b`).test(body));
     if (used.length === 0) return [];
-    return [
-      `local ${used.map(([p]) => p).join(', ')} = ${used.map(([, j]) => `tonumber(ARGV[${5 + 3 * i + j}])`).join(', ')}`,
-    ];
+    const names = used.map(([p]) => p).join(', ');
+    const values = used.map(([, j]) => `tonumber(ARGV[${bases[i]! + j}])`).join(', ');
+    return [`local ${names} = ${values}`];
   };
   const fill = (f: Fragment, body: string, i: number) =>
     body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
@@ -144,10 +151,15 @@ export const LIMIT_SCRIPT_SHA1: string = scriptForKinds(['fixedWindow']).sha1;
 
 const paramsCache = new WeakMap<readonly Policy[], readonly string[]>();
 
+/** How many of `Policy.params` a kind's fragment reads (its @params). */
+export function paramCount(kind: PolicyKind): number {
+  return fragmentOf(kind).params.length;
+}
+
 function paramsOf(policies: readonly Policy[]): readonly string[] {
   let params = paramsCache.get(policies);
   if (params === undefined) {
-    params = policies.flatMap((p) => p.params.map(String));
+    params = policies.flatMap((p) => p.params.slice(0, paramCount(p.kind)).map(String));
     paramsCache.set(policies, params);
   }
   return params;

@@ -126,7 +126,8 @@ describe('script arguments and replies', () => {
     mode: 'limit' as const,
   };
 
-  it('ARGV: mode, cost, now and deadline (empty = none), then three integers per policy', () => {
+  it('ARGV: mode, cost, now and deadline (empty = none), then the parameters each kind reads', () => {
+    // fixedWindow reads limit and window; tokenBucket capacity, ticks per unit, ticks per ms.
     expect(encodeScriptArgs(call, 1_700_000_000_123)).toEqual([
       'limit',
       '3',
@@ -134,7 +135,6 @@ describe('script arguments and replies', () => {
       '',
       '5',
       '1000',
-      '0',
       '9',
       '60000',
       '7',

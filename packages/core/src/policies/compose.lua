@@ -5,12 +5,15 @@
 -- what to write into wa<i>, wb<i>, ws<i>; then, when every policy admits and mode is 'limit',
 -- each fragment's @write; then the reply.
 -- KEYS: one per policy. ARGV: mode ('limit' | 'peek'), cost, now ('' = Redis TIME), deadline
--- (Redis time in ms after which the caller has given up; '' = none), then three integer
--- parameters per policy (Policy.params).
+-- (Redis time in ms after which the caller has given up; '' = none), then per policy the
+-- integer parameters its fragment names in @params (the first of Policy.params).
 -- Reply: per policy allowed (0/1), remaining, reset ms, retry ms, delay ms; then the Redis TIME
 -- read in ms (0 when not read). TIME is read only for the server clock or a deadline. A call past
 -- its deadline writes nothing and replies { 'late', time }: its caller has answered without it,
 -- so charging it would charge twice.
+-- Numbers given to redis.call reach Redis as their exact digits (%.17g before Redis 7, shortest
+-- round-trip digits since), so int-encoded state goes out as a number; `..` and tostring print
+-- only 14 significant digits, so strings are built with fmt('%.17g', x).
 -- @prelude
 local fmt = string.format
 local mode = ARGV[1]

@@ -8,7 +8,8 @@ local s1, s2
 if raw then
   local v = tonumber(raw)
   if v then
-    local k = floor_div(v, limit + 1)
+    -- Exact: v < 2^53 and count < limit + 1, so the quotient never rounds up to k + 1.
+    local k = math.floor(v / (limit + 1))
     s1 = k * w
     s2 = v - k * (limit + 1)
   else
@@ -41,7 +42,8 @@ else
   ttl@ = finish + shift
   local v = start / w * (limit + 1) + count + cost
   if v < 9007199254740992 then
-    wa@ = fmt('%.17g', v)
+    -- A number goes to Redis as its exact decimal digits: stored int-encoded.
+    wa@ = v
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', count + cost)
   end

@@ -9,9 +9,10 @@ local s1, s2, s3
 if raw then
   local v = tonumber(raw)
   if v then
-    local q = floor_div(v, limit + 1)
+    -- Exact: v < 2^53 and each digit < limit + 1, so no quotient rounds up.
+    local q = math.floor(v / (limit + 1))
     s3 = v - q * (limit + 1)
-    local k = floor_div(q, limit + 1)
+    local k = math.floor(q / (limit + 1))
     s2 = q - k * (limit + 1)
     s1 = k * w
   else
@@ -47,7 +48,7 @@ if weighted + (cur + cost) * w <= limit * w then
   ttl@ = start + 2 * w - now + shift
   local v = (start / w * (limit + 1) + cur + cost) * (limit + 1) + prev
   if v < 9007199254740992 then
-    wa@ = fmt('%.17g', v)
+    wa@ = v
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', cur + cost) .. ':' .. fmt('%.17g', prev)
   end

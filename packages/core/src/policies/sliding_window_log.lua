@@ -17,6 +17,7 @@ if newest[2] then
   end
 end
 local shift = now - t
+-- Numbers reach Redis as exact digits; only strings built with `..` need fmt ('%.17g').
 local first = redis.call('ZRANGEBYSCORE', key, '(' .. fmt('%.17g', now - w), '+inf', 'LIMIT', 0, 1)
 local count, base = 0, 0
 if first[1] then
@@ -30,7 +31,7 @@ end
 if count + cost > limit then
   -- Binary search over ranks for the entry holding the k-th oldest unit in the window.
   local target = base + count + cost - limit
-  local lo = redis.call('ZCOUNT', key, '-inf', fmt('%.17g', now - w))
+  local lo = redis.call('ZCOUNT', key, '-inf', now - w)
   local hi = redis.call('ZCARD', key) - 1
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
@@ -59,9 +60,9 @@ else
   end
 end
 -- @write
-redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt('%.17g', ws@ - w))
+redis.call('ZREMRANGEBYSCORE', key, '-inf', ws@ - w)
 if wa@ then
   redis.call('ZREM', key, wa@)
 end
-redis.call('ZADD', key, fmt('%.17g', ws@), wb@)
+redis.call('ZADD', key, ws@, wb@)
 redis.call('PEXPIRE', key, ttl@)

@@ -10,7 +10,8 @@ local s1, s2
 if raw then
   local v = tonumber(raw)
   if v then
-    s1 = floor_div(v, per_ms)
+    -- Exact: v < 2^53 and ticks < per_ms, so the quotient never rounds up.
+    s1 = math.floor(v / per_ms)
     s2 = v - s1 * per_ms
   else
     local a, b = string.match(raw, '^(%d+):(%d+)$')
@@ -49,7 +50,7 @@ else
   local tat, ticks = now + whole, after - whole * per_ms
   local v = tat * per_ms + ticks
   if v < 9007199254740992 then
-    wa@ = fmt('%.17g', v)
+    wa@ = v
   else
     wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks)
   end
