@@ -1,16 +1,21 @@
 import {
-  bucketKernel,
   FloodgateError,
-  fixedWindowKernel,
   newVerdict,
   type Policy,
   type PolicyResult,
   type Store,
   type StoreCall,
-  slidingWindowKernel,
-  slidingWindowLogKernel,
   type Verdict,
 } from '@floodgate/core';
+import {
+  decide,
+  Entry,
+  mutableResult,
+  type Resolved,
+  SWEEP_GRACE_MS,
+  splitKey,
+  type Table,
+} from './entries.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -21,48 +26,6 @@ export interface MemoryStoreOptions {
   maxKeys?: number;
   /** The clock, in integer ms. Inject one for deterministic tests. @default Date.now */
   now?: () => number;
-}
-
-/** One key's state, updated in place; an expired entry is reused when its identity returns. */
-class Entry {
-  s0 = 0;
-  s1 = 0;
-  s2 = 0;
-  log: number[] | undefined = undefined;
-  expiresAt = 0;
-  /** Read since it last came up for eviction: it gets a second chance (CLOCK). */
-  used = false;
-}
-
-/**
- * How long an entry stays after it expired before a sweep may take it. A caller whose clock is
- * behind the one that saw it expire (an injected `now`, skewed callers) must still find it, as a
- * key read lazily would be found: time never runs backward for a key.
- */
-const SWEEP_GRACE_MS = 60_000;
-
-/** The state of one policy under one prefix, by encoded identity. */
-type Table = Map<string, Entry>;
-
-interface Resolved {
-  readonly prefix: string;
-  readonly tables: Table[];
-}
-
-const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyResult[K] } => ({
-  allowed: false,
-  remaining: 0,
-  resetAfterMs: 0,
-  retryAfterMs: 0,
-  delayMs: 0,
-});
-
-/** `<prefix>:{<identity>}:<policy id>` → table name `<prefix>{<policy id>` and identity. */
-function splitKey(key: string): [string, string] {
-  const open = key.indexOf('{');
-  const close = key.lastIndexOf('}');
-  if (open < 1 || close < open || key[close + 1] !== ':') return [key, ''];
-  return [`${key.slice(0, open - 1)}{${key.slice(close + 2)}`, key.slice(open + 1, close)];
 }
 
 /**
@@ -84,6 +47,9 @@ export class MemoryStore implements Store {
   readonly #entries: (Entry | undefined)[] = [];
   readonly #tablesOf: Table[] = [];
   readonly #ids: string[] = [];
+  readonly #one = newVerdict();
+  readonly #oneResult = mutableResult();
+  readonly #oneResults: readonly PolicyResult[] = [this.#oneResult];
 
   constructor(options: MemoryStoreOptions = {}) {
     for (const key of Object.keys(options)) {
@@ -111,17 +77,22 @@ export class MemoryStore implements Store {
     return table;
   }
 
+  // One lookup per limiter (its policies array is frozen and its own), not per key string.
+  #resolve(policies: readonly Policy[], prefix: string): Resolved {
+    let r = this.#resolved.get(policies);
+    if (r === undefined || r.prefix !== prefix) {
+      r = { prefix, tables: policies.map((p) => this.#table(`${prefix}{${p.id}`)) };
+      this.#resolved.set(policies, r);
+    }
+    return r;
+  }
+
   /** Points the scratch arrays at the call's tables and identities. */
   #locate(call: StoreCall, n: number): void {
     const id = call.identity;
     const prefix = call.prefix;
     if (id !== undefined && prefix !== undefined) {
-      // One lookup per limiter (its policies array is frozen and its own), not per call.
-      let r = this.#resolved.get(call.policies);
-      if (r === undefined || r.prefix !== prefix) {
-        r = { prefix, tables: call.policies.map((p) => this.#table(`${prefix}{${p.id}`)) };
-        this.#resolved.set(call.policies, r);
-      }
+      const r = this.#resolve(call.policies, prefix);
       for (let i = 0; i < n; i++) {
         this.#tablesOf[i] = r.tables[i]!;
         this.#ids[i] = id;
@@ -150,6 +121,9 @@ export class MemoryStore implements Store {
     }
     const policies = call.policies;
     const n = policies.length;
+    if (n === 1 && call.identity !== undefined && call.prefix !== undefined) {
+      return this.#single(call, call.identity, now);
+    }
     while (this.#verdicts.length < n) {
       this.#verdicts.push(newVerdict());
       this.#results.push(mutableResult());
@@ -166,23 +140,7 @@ export class MemoryStore implements Store {
       if (live) e.used = true;
       this.#entries[i] = e;
       const v = this.#verdicts[i]!;
-      const p = policies[i]!;
-      const q = p.params;
-      const s0 = live ? e.s0 : 0;
-      const s1 = live ? e.s1 : 0;
-      switch (p.kind) {
-        case 'fixedWindow':
-          fixedWindowKernel(q[0], q[1], live, s0, s1, now, cost, v);
-          break;
-        case 'slidingWindow':
-          slidingWindowKernel(q[0], q[1], live, s0, s1, live ? e.s2 : 0, now, cost, v);
-          break;
-        case 'slidingWindowLog':
-          slidingWindowLogKernel(q[0], q[1], live ? e.log : undefined, now, cost, v);
-          break;
-        default:
-          bucketKernel(p.kind === 'leakyBucket', q[0], q[1], q[2], live, s0, s1, now, cost, v);
-      }
+      decide(policies[i]!, live, e, now, cost, v);
       if (!v.allowed) all = false;
     }
     const charge = all && !peek;
@@ -213,6 +171,39 @@ export class MemoryStore implements Store {
       v.log = undefined;
     }
     return this.#results;
+  }
+
+  // The common case, one policy from a limiter: the same steps as the loop, without the scratch.
+  #single(call: StoreCall, id: string, now: number): readonly PolicyResult[] {
+    const table = this.#resolve(call.policies, call.prefix!).tables[0]!;
+    const e = table.get(id);
+    const live = e !== undefined && e.expiresAt > now;
+    if (live) e.used = true;
+    const peek = call.mode === 'peek';
+    const v = this.#one;
+    decide(call.policies[0]!, live, e, now, peek ? 1 : call.cost, v);
+    const r = this.#oneResult;
+    if (v.allowed && !peek) {
+      const w = e ?? this.#insert(table, id, now);
+      w.s0 = v.n0;
+      w.s1 = v.n1;
+      w.s2 = v.n2;
+      w.log = v.log;
+      w.expiresAt = now + v.nextResetAfterMs;
+      r.allowed = true;
+      r.remaining = v.nextRemaining;
+      r.resetAfterMs = v.nextResetAfterMs;
+      r.retryAfterMs = 0;
+      r.delayMs = v.delayMs;
+    } else {
+      r.allowed = v.allowed;
+      r.remaining = v.remaining;
+      r.resetAfterMs = v.resetAfterMs;
+      r.retryAfterMs = v.retryAfterMs;
+      r.delayMs = peek ? v.delayMs : 0;
+    }
+    v.log = undefined;
+    return this.#oneResults;
   }
 
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
