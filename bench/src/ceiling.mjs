@@ -80,6 +80,16 @@ export async function benchCeiling(config, redis, log) {
     // -r replaces __rand_int__ with 000000000000..(r-1): 10 000 identities, as the Node runs.
     const key = `floodgate:{id___rand_int__}:${policy.id}`;
     rows.push({ name, ...(await ceilingOf(bin, config, redis, script.source, key, argv)) });
+    if (name === 'fixedWindow' || name === 'tokenBucket') {
+      // The same script on the client clock (now in ARGV): what reading TIME costs.
+      const client = [...argv];
+      client[2] = String(Date.now());
+      log(`  ceiling: ${name} (client clock)`);
+      rows.push({
+        name: `${name} (client clock)`,
+        ...(await ceilingOf(bin, config, redis, script.source, key, client)),
+      });
+    }
   }
   return rows;
 }

@@ -51,7 +51,7 @@ export const config = Object.freeze({
   /** Decisions per blocked-key-cache run. */
   blockedDecisions: int('BENCH_BLOCKED_DECISIONS', 5_000),
   /** Requests in the synthetic bursty trace of the accuracy section. */
-  accuracyRequests: int('BENCH_ACCURACY_REQUESTS', 400_000),
+  accuracyRequests: int('BENCH_ACCURACY_REQUESTS', 200_000),
   /** Where results.json and docs/benchmarks.md are written ('' = do not write). */
   write: process.env.BENCH_WRITE ?? 'yes',
   /** Decisions counted (and timed) for the round-trip report. */

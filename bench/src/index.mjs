@@ -115,11 +115,12 @@ if (config.sections.has('accuracy')) {
   print('### Sliding counter vs exact log on a synthetic bursty trace');
   print();
   print(
-    `${fmt(a.decisions)} decisions, ${a.identities} identities, limit ${a.limit} per ` +
-      `${a.windowMs / 1000} s, bursts of 10× the quiet rate; ${(a.deniedShare * 100).toFixed(1)} % ` +
-      `of the exact log's decisions are denials. \`slidingWindow\` decided differently from ` +
-      `\`slidingWindowLog\` on **${(a.wrongShare * 100).toFixed(3)} %** of them ` +
-      `(${fmt(a.tooLoose)} admitted that the log denied, ${fmt(a.tooStrict)} denied that it admitted).`,
+    `${fmt(a.decisions)} requests from ${fmt(a.identities)} identities, limit ${a.limit} per ` +
+      `${a.windowMs / 1000} s; most stay at 0.4 × the limit, one in ten bursts to 3 × now and then; ` +
+      `${(a.deniedShare * 100).toFixed(2)} % of requests denied by the exact log. On the same ` +
+      `admitted history, \`slidingWindow\` would have decided **${(a.wrongShare * 100).toFixed(3)} %** ` +
+      `of them differently (${fmt(a.tooLoose)} admitted that the log denies, ${fmt(a.tooStrict)} ` +
+      'denied that it admits).',
   );
 }
 
