@@ -93,7 +93,7 @@ beforeAll(async () => {
   page = await browser.newPage();
   page.on('pageerror', (e) => pageErrors.push(String(e)));
   await page.goto(`${site.url}/`);
-  await page.waitForFunction(() => (window as { ready?: boolean }).ready === true);
+  await page.waitForFunction(() => (globalThis as { ready?: boolean }).ready === true);
 });
 
 afterAll(async () => {
@@ -114,7 +114,7 @@ function callInPage(path: string): Promise<PageResult> {
   return page.evaluate(
     async ({ url }) => {
       // biome-ignore lint/suspicious/noExplicitAny: the module namespace the page loaded.
-      const { withRetry } = (window as any).client;
+      const { withRetry } = (globalThis as any).client;
       const sources: string[] = [];
       const serverDelays: (number | undefined)[] = [];
       const f = withRetry(fetch, {
@@ -156,7 +156,7 @@ describe('in a real browser (Chromium), from the built ESM bundle', () => {
   it('paces from the RateLimit header: 20 requests at 5/s, zero 429s', async () => {
     const statuses = await page.evaluate(async (url) => {
       // biome-ignore lint/suspicious/noExplicitAny: the module namespace the page loaded.
-      const { withRetry } = (window as any).client;
+      const { withRetry } = (globalThis as any).client;
       const f = withRetry(fetch, { pacing: true, retries: 0 });
       const out: number[] = [];
       for (let i = 0; i < 20; i++) out.push((await f(url)).status);
