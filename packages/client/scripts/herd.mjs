@@ -10,12 +10,18 @@ import { createServer } from 'node:http';
 
 /**
  * @param {{ withRetry: Function, clients?: number, retryAfterSeconds?: number, options?: object }} run
- * @returns {Promise<{ arrivals: number[], waits: number[] }>} both sorted, in ms
+ * @returns {Promise<{ arrivals: number[], waits: number[], planned: number[], firstWaveMs: number,
+ *   retryWaveMs: number }>} sorted, in ms (`planned`: the delay each onRetry announced;
+ *   `firstWaveMs`/`retryWaveMs`: from the first to the last client sending its first request,
+ *   and its retry)
  */
 export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2, options = {} }) {
   const held = [];
   const arrivals = [];
   const waits = [];
+  const planned = [];
+  const firstSends = [];
+  const retrySends = [];
   const received = new Map();
   const seen = new Set();
   let releasedAt = 0;
@@ -42,12 +48,17 @@ export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2,
       Array.from({ length: clients }, (_, i) =>
         withRetry(
           (input, init) => {
-            if (received.has(String(i))) waits.push(performance.now() - received.get(String(i)));
+            const now = performance.now();
+            if (received.has(String(i))) {
+              waits.push(now - received.get(String(i)));
+              retrySends.push(now);
+            } else firstSends.push(now);
             return fetch(input, init);
           },
           {
             ...options,
-            onRetry: () => {
+            onRetry: (event) => {
+              planned.push(event.delayMs);
               received.set(String(i), performance.now());
             },
           },
@@ -63,7 +74,13 @@ export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2,
     server.close();
   }
   const byTime = (a, b) => a - b;
-  return { arrivals: arrivals.sort(byTime), waits: waits.sort(byTime) };
+  return {
+    arrivals: arrivals.sort(byTime),
+    waits: waits.sort(byTime),
+    planned: planned.sort(byTime),
+    firstWaveMs: Math.max(...firstSends) - Math.min(...firstSends),
+    retryWaveMs: Math.max(...retrySends) - Math.min(...retrySends),
+  };
 }
 
 /** Counts per `binMs` slice, from `fromMs`. */
@@ -74,6 +91,12 @@ export function histogram(arrivals, fromMs, toMs, binMs) {
     if (i >= 0 && i < bins.length) bins[i] += 1;
   }
   return bins;
+}
+
+/** The spread of the middle 80 %: p90 − p10 of sorted values. */
+export function spread80(sorted) {
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return at(0.9) - at(0.1);
 }
 
 /** The most arrivals inside any window of `windowMs`. */

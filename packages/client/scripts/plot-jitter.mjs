@@ -48,7 +48,8 @@ const x = (ms) => M.left + ((ms - FROM) / (TO - FROM)) * plotW;
 const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/'/g, '&#39;');
 
 const parts = [
-  `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12">`,
+  `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12" role="img">`,
+  `<title>Arrival times of ${CLIENTS} retries after one 429 instant, with and without jitter</title>`,
   `<rect width="${W}" height="${H}" fill="#fff"/>`,
   `<text x="${M.left}" y="22" font-size="15" font-weight="600">${CLIENTS} clients told "429, Retry-After: 2" at the same instant: </text>`,
   `<text x="${M.left}" y="40" font-size="15" font-weight="600">when did their retries reach the server?</text>`,

@@ -55,14 +55,14 @@ describe('pacing', () => {
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
   });
 
-  it('several policies: each one seen is honoured', async () => {
+  it('two policies in the headers: zero 429s', async () => {
     const { url, statuses } = await limitedServer([
       tokenBucket({ limit: 50, interval: '1s', burst: 50, name: 'burst' }),
-      fixedWindow({ limit: 40, window: '2s', name: 'window' }),
+      fixedWindow({ limit: 20, window: '1s', name: 'window' }),
     ]);
     const pacer = createPacer();
-    await load(withRetry(fetch, { pacing: pacer, retries: 0 }), url, 60, 3);
-    expect(statuses).toHaveLength(60);
+    await load(withRetry(fetch, { pacing: pacer, retries: 0 }), url, 50, 3);
+    expect(statuses).toHaveLength(50);
     expect(statuses.filter((s) => s === 429)).toHaveLength(0);
   });
 });
