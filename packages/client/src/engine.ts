@@ -28,18 +28,18 @@ export type Attempt<T> = (attempt: number, signal: AbortSignal) => Promise<Outco
 export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Promise<T> {
   const started = Date.now();
   const deadline = o.deadlineMs === undefined ? Number.POSITIVE_INFINITY : started + o.deadlineMs;
-  const controller = new AbortController();
+  // The deadline aborts `internal`; attempts and waits listen to it combined with the caller's
+  // signal, which keeps reaching a returned response's body after the call, as with fetch.
+  const internal = new AbortController();
+  if (o.signal?.aborted) throw abortReason(o.signal);
+  const signal = o.signal ? anySignal(o.signal, internal.signal) : internal.signal;
   let attempt = 0;
   let lastResponse: Response | undefined;
-
-  const onCallerAbort = (): void => controller.abort(abortReason(o.signal as AbortSignal));
-  if (o.signal?.aborted) throw abortReason(o.signal);
-  o.signal?.addEventListener('abort', onCallerAbort, { once: true });
   const deadlineTimer =
     o.deadlineMs === undefined
       ? undefined
       : setTimeout(() => {
-          controller.abort(
+          internal.abort(
             new RetryDeadlineError({
               delayMs: 0,
               deadlineMs: o.deadlineMs as number,
@@ -55,11 +55,11 @@ export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Pr
       attempt += 1;
       let outcome: Outcome<T>;
       try {
-        outcome = await run(attempt, controller.signal);
+        outcome = await run(attempt, signal);
       } catch (error) {
         // An aborted attempt rejects with whatever the fetch implementation chose; the
         // signal's reason says what really happened (caller abort or deadline).
-        throw controller.signal.aborted ? controller.signal.reason : error;
+        throw signal.aborted ? abortReason(signal) : error;
       }
       if (outcome.kind === 'done') {
         o.budget?.succeed();
@@ -126,10 +126,23 @@ export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Pr
         error: outcome.error,
       });
       await outcome.release?.();
-      await sleep(delayMs, controller.signal);
+      await sleep(delayMs, signal);
     }
   } finally {
     if (deadlineTimer !== undefined) clearTimeout(deadlineTimer);
-    o.signal?.removeEventListener('abort', onCallerAbort);
   }
+}
+
+/**
+ * Aborts when either signal does. `AbortSignal.any` (Node 20.3+, current browsers) holds its
+ * sources weakly; older runtimes get a plain listener.
+ */
+function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
+  if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
+  const combined = new AbortController();
+  for (const s of [a, b]) {
+    s.addEventListener('abort', () => combined.abort(abortReason(s)), { once: true });
+  }
+  return combined.signal;
 }

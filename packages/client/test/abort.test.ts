@@ -49,6 +49,23 @@ describe('AbortSignal', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
+  it('still reaches the body of the returned response, as with fetch', async () => {
+    const stream = await startServer((_req, res) => {
+      res.writeHead(200);
+      res.write('first chunk');
+    });
+    try {
+      const controller = new AbortController();
+      const res = await fetchWithRetry(`${stream.url}/`, { signal: controller.signal });
+      expect(res.status).toBe(200);
+      const reading = res.text();
+      controller.abort(new Error('enough'));
+      await expect(reading).rejects.toThrow();
+    } finally {
+      await stream.close();
+    }
+  });
+
   it('the process exits on its own after an abort during a 120 s wait', async () => {
     const script = fileURLToPath(new URL('./child/abort-wait.mjs', import.meta.url));
     const child = spawn(process.execPath, [script, `${server.url}/`], {
