@@ -3,6 +3,7 @@
 // in the same instant, once with the default jitter and once with jitter 'none'. The plot is a
 // histogram of when their retries reached the server. Run: pnpm --filter @floodgate/client plot
 import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { withRetry } from '../dist/index.js';
 import { densest, histogram, runHerd } from './herd.mjs';
@@ -13,6 +14,8 @@ const FROM = 1800;
 const TO = 3600;
 const BIN = 50;
 
+// The machine's state is part of the result: on a busy machine the no-jitter wave is wider.
+const load = `${availableParallelism()} cores, load average ${loadavg()[0].toFixed(1)}`;
 const runs = [];
 for (const [label, options] of [
   ['default jitter (full, up to +1 s on a server delay)', {}],
@@ -53,7 +56,7 @@ const parts = [
   `<rect width="${W}" height="${H}" fill="#fff"/>`,
   `<text x="${M.left}" y="22" font-size="15" font-weight="600">${CLIENTS} clients told "429, Retry-After: 2" at the same instant: </text>`,
   `<text x="${M.left}" y="40" font-size="15" font-weight="600">when did their retries reach the server?</text>`,
-  `<text x="${M.left}" y="56" fill="#555">${BIN} ms bins; one real run: a node:http server, ${CLIENTS} clients of @floodgate/client (dist/)</text>`,
+  `<text x="${M.left}" y="56" fill="#555">${BIN} ms bins; one real run: a node:http server, ${CLIENTS} clients of @floodgate/client (dist/); ${load}</text>`,
 ];
 runs.forEach((run, i) => {
   const top = M.top + i * PANEL_H + 16;

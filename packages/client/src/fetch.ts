@@ -167,7 +167,10 @@ export function withRetry(
 export async function fetchWithRetry(
   input: string | URL | Request,
   init?: RequestInit,
-  options: FetchRetryOptions & { readonly fetch?: FetchLike } = {},
+  options: FetchRetryOptions & {
+    /** The fetch to call. @default globalThis.fetch */
+    readonly fetch?: FetchLike;
+  } = {},
 ): Promise<Response> {
   const prepared = prepare(options, false);
   return call(options.fetch ?? globalThis.fetch, input, init, prepared);

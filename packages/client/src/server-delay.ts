@@ -29,7 +29,10 @@ const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
  * Each source is read on its own, so a malformed one falls through to the next instead of
  * hiding it. Never throws.
  */
-export function serverDelay(headers: Headers, localNow: number): ServerDelay | undefined {
+export function serverDelay(
+  headers: Headers,
+  localNow: number = Date.now(),
+): ServerDelay | undefined {
   const now = serverNow(headers, localNow) ?? localNow;
 
   const retryAfter = parseRetryAfter(headers.get('retry-after'), now);
