@@ -92,7 +92,8 @@ async function call(
   );
   const retryable = replayable && (p.methods.has(method) || headers.has('idempotency-key'));
   const origin = p.pacer ? originOf(input) : undefined;
-  const signal = init?.signal ?? request?.signal ?? p.retry.signal;
+  // A Request always has a signal (a never-aborting one by default), so it comes last.
+  const signal = init?.signal ?? p.retry.signal ?? request?.signal;
   const retryOptions = { ...p.retry, signal: signal ?? undefined };
 
   const attempt: Attempt<Response> = async (_n, attemptSignal): Promise<Outcome<Response>> => {

@@ -34,6 +34,16 @@ describe('AbortSignal', () => {
     expect(Date.now() - abortedAt).toBeLessThan(2000);
   });
 
+  it('options.signal works for a Request input too', async () => {
+    const controller = new AbortController();
+    const call = fetchWithRetry(new Request(`${server.url}/`), undefined, {
+      signal: controller.signal,
+      maxDelayMs: 300_000,
+      onRetry: () => controller.abort('stop'),
+    });
+    await expect(call).rejects.toBe('stop');
+  });
+
   it('also in retry(), with the signal passed to fn', async () => {
     const controller = new AbortController();
     const signals: AbortSignal[] = [];
