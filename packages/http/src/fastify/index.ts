@@ -7,7 +7,6 @@ import type {
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
-  onRequestHookHandler,
   RouteOptions,
 } from 'fastify';
 import { createEngine, type Outcome, queueDelay, type RateLimitEngine } from '../shared/engine.js';
@@ -48,35 +47,36 @@ function applyOutcome(reply: FastifyReply, outcome: Outcome): void {
   }
 }
 
-/** The onRequest hook for one engine. */
-function hookFor(engine: RateLimitEngine): onRequestHookHandler {
-  return async function floodgateRateLimit(request, reply) {
-    const route = request.routeOptions?.url;
-    const view = incomingView(request.raw, request, request.url.split('?')[0] ?? '/', route);
-    const outcome = await engine.decide(view);
-    applyOutcome(reply, outcome);
-    if (outcome.action === 'respond') {
-      return reply.code(outcome.status).send(outcome.body);
+/** Runs one engine for one request. */
+async function limitRequest(
+  engine: RateLimitEngine,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply | undefined> {
+  const route = request.routeOptions?.url;
+  const view = incomingView(request.raw, request, request.url.split('?')[0] ?? '/', route);
+  const outcome = await engine.decide(view);
+  applyOutcome(reply, outcome);
+  if (outcome.action === 'respond') return reply.code(outcome.status).send(outcome.body);
+  if (outcome.delayMs > 0) {
+    const close = closeSignal(reply.raw);
+    const waited = await queueDelay(outcome.delayMs, close.signal);
+    close.dispose();
+    if (!waited) {
+      // The client is gone: take the reply over so Fastify runs nothing more for it.
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
     }
-    if (outcome.delayMs > 0) {
-      const close = closeSignal(reply.raw);
-      const waited = await queueDelay(outcome.delayMs, close.signal);
-      close.dispose();
-      if (!waited) {
-        // The client is gone: take the reply over so Fastify runs nothing more for it.
-        reply.hijack();
-        reply.raw.destroy();
-        return reply;
-      }
-    }
-  };
+  }
+  return undefined;
 }
 
 /** A route's own limiter choice replaces the plugin's, rather than conflicting with it. */
 function mergeRoute(
   base: FastifyRouteRateLimitOptions,
   route: FastifyRouteRateLimitOptions,
-  routeName: string,
+  url: string,
 ): FastifyRouteRateLimitOptions {
   const merged: FastifyRouteRateLimitOptions = { ...base };
   if (route.limiter !== undefined || route.policy !== undefined || route.rules !== undefined) {
@@ -85,39 +85,50 @@ function mergeRoute(
     delete merged.rules;
     // A route's own policy counts apart from other routes with the same policy and key.
     if (route.policy !== undefined && route.prefix === undefined) {
-      merged.prefix = `${base.prefix ?? 'floodgate'}:${routeName.replace(/[{}]/g, '_')}`;
+      merged.prefix = `${base.prefix ?? 'floodgate'}:${url.replace(/[{}]/g, '_')}`;
     }
   }
   return { ...merged, ...route };
 }
 
-function addHook(routeOptions: RouteOptions, hook: onRequestHookHandler): void {
-  const existing = routeOptions.onRequest;
-  // First, so a denied request runs no other hook.
-  routeOptions.onRequest =
-    existing === undefined ? [hook] : [hook, ...(Array.isArray(existing) ? existing : [existing])];
-}
+const routeId = (method: string | readonly string[] | undefined, url: string | undefined): string =>
+  `${Array.isArray(method) ? method.join(',') : String(method)} ${String(url)}`;
 
 const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   fastify: FastifyInstance,
   options,
 ) => {
-  // Fastify passes the plugin options object; drop what is not ours.
   const { global = true, ...base } = options;
   const globalEngine = global ? createEngine(base as RateLimitOptions) : undefined;
+  const routeEngines = new Map<string, RateLimitEngine>();
 
-  fastify.addHook('onRoute', (routeOptions) => {
-    const config = routeOptions.config?.rateLimit;
-    if (config === false) return;
-    if (config === undefined) {
-      if (globalEngine !== undefined) addHook(routeOptions, hookFor(globalEngine));
-      return;
+  const engineFor = (
+    config: false | FastifyRouteRateLimitOptions | undefined,
+    method: string | readonly string[] | undefined,
+    url: string | undefined,
+  ): RateLimitEngine | undefined => {
+    if (config === false) return undefined;
+    if (config === undefined) return globalEngine;
+    const id = routeId(method, url);
+    let engine = routeEngines.get(id);
+    if (engine === undefined) {
+      engine = createEngine(mergeRoute(base, config, String(url)) as RateLimitOptions);
+      routeEngines.set(id, engine);
     }
-    const methods = Array.isArray(routeOptions.method)
-      ? routeOptions.method.join(',')
-      : routeOptions.method;
-    const merged = mergeRoute(base, config, `${methods} ${routeOptions.url}`);
-    addHook(routeOptions, hookFor(createEngine(merged as RateLimitOptions)));
+    return engine;
+  };
+
+  // Route options are checked as routes are declared, so a bad one fails at startup.
+  fastify.addHook('onRoute', (routeOptions: RouteOptions) => {
+    engineFor(routeOptions.config?.rateLimit, routeOptions.method, routeOptions.url);
+  });
+
+  // One app-wide hook (not one per route), so routes declared before the plugin finished
+  // loading, e.g. after an un-awaited register, are limited too.
+  fastify.addHook('onRequest', async function floodgateRateLimit(request, reply) {
+    const { config, method, url } = request.routeOptions;
+    const engine = engineFor(config?.rateLimit, method, url);
+    if (engine !== undefined) return limitRequest(engine, request, reply);
   });
 
   // CORS plugins may (re)write the expose list after our hook: merge once more at send time.
@@ -141,8 +152,8 @@ Object.assign(plugin, {
 });
 
 /**
- * The Fastify plugin. Register it with `await` before the routes it should see; per-route
- * `config: { rateLimit: false | {...} }` exempts or overrides.
+ * The Fastify plugin: limits every route (unless `global: false`); per-route
+ * `config: { rateLimit: false | {...} }` exempts a route or overrides options for it.
  * @example
  * await app.register(rateLimit, { limiter, key: ipKey() });
  * app.get('/search', { config: { rateLimit: { limiter: searchLimiter } } }, handler);
