@@ -100,3 +100,17 @@ describe('fastify per-route config', () => {
     ).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
 });
+
+describe('fastify: plugin store settings and a route limiter', () => {
+  test('a route limiter next to a plugin store is fine', async () => {
+    const app = Fastify();
+    await app.register(rateLimit, {
+      global: false,
+      store: new MemoryStore(),
+      onStoreError: 'allow',
+    });
+    app.get('/', { config: { rateLimit: { limiter: limiterOf('own', 1) } } }, async () => 'ok');
+    const url = await listen(app);
+    expect(await statuses(`${url}/`, 2)).toEqual([200, 429]);
+  });
+});

@@ -83,6 +83,11 @@ function mergeRoute(
     delete merged.limiter;
     delete merged.policy;
     delete merged.rules;
+    // The route brings its own limiter: the plugin's store settings do not apply to it.
+    if (route.limiter !== undefined) {
+      for (const name of ['store', 'prefix', 'onStoreError', 'timeoutMs'] as const)
+        delete merged[name];
+    }
     // A route's own policy counts apart from other routes with the same policy and key.
     if (route.policy !== undefined && route.prefix === undefined) {
       merged.prefix = `${base.prefix ?? 'floodgate'}:${url.replace(/[{}]/g, '_')}`;

@@ -159,6 +159,20 @@ function checkDistinctNames(rules: readonly ResolvedRule[]): void {
   }
 }
 
+const BUILD_OPTIONS = ['store', 'prefix', 'onStoreError', 'timeoutMs'] as const;
+
+/** Options that only shape a limiter built from `policy` would otherwise be silently ignored. */
+function checkLimiterOptions(options: RateLimitOptions): void {
+  const builds = options.policy !== undefined || options.rules?.some((r) => r.policy !== undefined);
+  if (builds) return;
+  const stray = BUILD_OPTIONS.filter((name) => options[name] !== undefined);
+  if (stray.length > 0) {
+    throw invalid(
+      `${stray.join(', ')} only apply to a limiter built from \`policy\`; configure your limiter with createLimiter() instead`,
+    );
+  }
+}
+
 /** Validates every option at construction, before any request or store is touched. */
 export function resolveOptions(options: RateLimitOptions, known: readonly string[] = []): Settings {
   if (typeof options !== 'object' || options === null) throw invalid('rateLimit options required');
@@ -191,6 +205,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     rules = [resolveRule(options, options, defaultKey, 'rateLimit')];
   }
   checkDistinctNames(rules);
+  checkLimiterOptions(options);
 
   const standard = options.headers ?? 'draft-8';
   if (

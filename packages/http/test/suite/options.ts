@@ -56,6 +56,11 @@ export function optionTests(ctx: SuiteContext): void {
         /key must be a function/,
       ],
       [
+        'store options next to a ready limiter',
+        () => ({ limiter: limiter(), onStoreError: 'allow' as const }),
+        /only apply to a limiter built from `policy`/,
+      ],
+      [
         'limiter and rules',
         () => ({ limiter: limiter(), rules: [{ limiter: limiter() }] }),
         /not both/,
