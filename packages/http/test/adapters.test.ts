@@ -1,11 +1,13 @@
 import { createServer } from 'node:http';
 import { createLimiter, fixedWindow } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
+import express from 'express';
 import { Hono } from 'hono';
 import { describe, expect, test } from 'vitest';
+import { rateLimit as expressRateLimit } from '../src/express/index.js';
 import { rateLimit as fetchRateLimit } from '../src/fetch/index.js';
 import { rateLimit as honoRateLimit } from '../src/hono/index.js';
-import { headerKey } from '../src/index.js';
+import { headerKey, routeKey } from '../src/index.js';
 import { rateLimit as nodeRateLimit } from '../src/node/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
@@ -100,6 +102,29 @@ describe('node adapter, beyond the suite', () => {
       const url = urlOf(server.address());
       expect([(await send(url)).status, (await send(url)).status]).toEqual([200, 429]);
       expect(nexts).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('express adapter, beyond the suite', () => {
+  test('mounted on a route, routeKey sees the route pattern', async () => {
+    const app = express();
+    app.get(
+      '/users/:id',
+      expressRateLimit({ limiter: limiter(1), key: routeKey() }),
+      (_req, res) => {
+        res.send('ok');
+      },
+    );
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const url = urlOf(server.address());
+      expect((await send(`${url}/users/1`)).status).toBe(200);
+      expect((await send(`${url}/users/2`)).status).toBe(429);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

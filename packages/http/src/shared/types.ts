@@ -52,9 +52,9 @@ export type JitterRange = JitterBound | readonly [JitterBound, JitterBound];
 
 /** One limiter and the key it counts by. Several rules are evaluated in order, reported together. */
 export interface RateLimitRule<Raw = unknown> {
-  /** The limiter, or a per-request choice of limiter. Give this or `policy`. */
+  /** The limiter, or a per-request choice of limiter. Give this or `policy`. @default none */
   limiter?: LimiterChoice<Raw>;
-  /** Policies for a limiter built on the middleware's `store`. Give this or `limiter`. */
+  /** Policies for a limiter built on the middleware's `store`. Give this or `limiter`. @default none */
   policy?: Policy | readonly Policy[];
   /** @default the middleware's `key` (itself `ipKey()` by default) */
   key?: KeyFunction<Raw>;
@@ -66,9 +66,12 @@ export interface RateLimitRule<Raw = unknown> {
 export interface LimitedResponse {
   /** @default 429 */
   status?: number;
-  /** Added to (and overriding) the rate-limit headers, which are always set. */
+  /** Added to (and overriding) the rate-limit headers, which are always set. @default none */
   headers?: Record<string, string>;
-  /** A string is sent as is; anything else as JSON (`application/json` unless a header says otherwise). */
+  /**
+   * A string is sent as is; anything else as JSON (`application/json` unless a header says
+   * otherwise). @default an empty body
+   */
   body?: unknown;
 }
 
@@ -110,11 +113,14 @@ export interface ProblemPolicy {
 
 /** The options every adapter takes. */
 export interface RateLimitOptions<Raw = unknown> {
-  /** The limiter, or a function choosing one per request (tiers). Or give `policy` + `store`, or `rules`. */
+  /**
+   * The limiter, or a function choosing one per request (tiers). Or give `policy` + `store`, or
+   * `rules`. @default none
+   */
   limiter?: LimiterChoice<Raw>;
-  /** Policies for a limiter the middleware builds on `store`. */
+  /** Policies for a limiter the middleware builds on `store`. @default none */
   policy?: Policy | readonly Policy[];
-  /** The store for `policy` (and for `policy` in `rules`). */
+  /** The store for `policy` (and for `policy` in `rules`). @default none */
   store?: Store;
   /** Key prefix of limiters built from `policy`. @default 'floodgate' */
   prefix?: string;
@@ -122,7 +128,7 @@ export interface RateLimitOptions<Raw = unknown> {
   onStoreError?: 'throw' | 'allow' | 'deny' | Store;
   /** Passed to limiters built from `policy`. @default no timeout */
   timeoutMs?: number;
-  /** Several limiters per request (per IP, per API key, per route), reported together. */
+  /** Several limiters per request (per IP, per API key, per route), reported together. @default none */
   rules?: readonly RateLimitRule<Raw>[];
   /** @default ipKey() */
   key?: KeyFunction<Raw>;
