@@ -36,7 +36,14 @@ export interface RateLimitEngine {
   decide(request: RateLimitRequest): Promise<Outcome>;
 }
 
-const PASS: Outcome = { action: 'next', headers: {}, expose: [], delayMs: 0, decision: undefined };
+// Shared by every skipped request: frozen so no adapter can leak one request's headers into the next.
+const PASS: Outcome = Object.freeze({
+  action: 'next',
+  headers: Object.freeze({}) as Record<string, string>,
+  expose: Object.freeze([]),
+  delayMs: 0,
+  decision: undefined,
+});
 const PROBLEM_JSON = 'application/problem+json';
 
 async function chooseLimiter(
