@@ -37,6 +37,7 @@ export function expressHarness(name: string, express: ExpressFactory): Harness {
       return {
         url: urlOf(server.address()),
         handled: handled.count,
+        handledAt: handled.times,
         close: () =>
           new Promise((resolve) => {
             server.close(() => resolve());

@@ -27,6 +27,11 @@ export const fastifyHarness: Harness = {
     app.get('/users/:id', handler);
     app.get('/health', handler);
     await app.listen({ port: 0, host });
-    return { url: urlOf(app.server.address()), handled: handled.count, close: () => app.close() };
+    return {
+      url: urlOf(app.server.address()),
+      handled: handled.count,
+      handledAt: handled.times,
+      close: () => app.close(),
+    };
   },
 };

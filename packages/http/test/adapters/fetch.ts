@@ -25,6 +25,11 @@ export const fetchHarness: Harness = {
       addresses.set(request, env.incoming.socket.remoteAddress);
       return handler(request);
     }, host);
-    return { url: served.url, handled: handled.count, close: served.close };
+    return {
+      url: served.url,
+      handled: handled.count,
+      handledAt: handled.times,
+      close: served.close,
+    };
   },
 };

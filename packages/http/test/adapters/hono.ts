@@ -43,6 +43,11 @@ export const honoHarness: Harness = {
     app.get('/users/:id', handler);
     app.get('/health', handler);
     const served = await serveFetch(app.fetch, host);
-    return { url: served.url, handled: handled.count, close: served.close };
+    return {
+      url: served.url,
+      handled: handled.count,
+      handledAt: handled.times,
+      close: served.close,
+    };
   },
 };

@@ -22,6 +22,7 @@ export const nodeHarness: Harness = {
     return {
       url: urlOf(server.address()),
       handled: handled.count,
+      handledAt: handled.times,
       close: () =>
         new Promise((resolve) => {
           server.close(() => resolve());

@@ -161,18 +161,16 @@ export function policyTests(ctx: SuiteContext): void {
 
     test('leakyBucket: admitted requests wait their turn, past the queue they are refused', async () => {
       const app = await ctx.start({
-        limiter: ctx.limiter(leakyBucket({ name: 'queue', limit: 1, interval: '600ms', queue: 2 })),
+        limiter: ctx.limiter(leakyBucket({ name: 'queue', limit: 1, interval: '800ms', queue: 2 })),
       });
       const replies = await Promise.all([0, 1, 2, 3].map(() => send(app.url)));
       expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 429]);
-      const waited = replies
-        .filter((r) => r.status === 200)
-        .map((r) => r.elapsedMs)
-        .sort((a, b) => a - b);
-      // Evenly spaced starts: the last admitted one waited two intervals (minus clock slack).
-      expect(waited[2]!).toBeGreaterThanOrEqual(1_100);
-      expect(waited[1]!).toBeGreaterThanOrEqual(500);
-      expect(app.handled()).toBe(3);
+      // Admitted requests are scheduled one interval apart from the first, whenever they arrived.
+      // Timers never fire early; the slack covers the first handler starting late on a busy machine.
+      const starts = app.handledAt();
+      expect(starts).toHaveLength(3);
+      expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(650);
+      expect(starts[2]! - starts[0]!).toBeGreaterThanOrEqual(1_450);
     });
 
     test('leakyBucket: a client that hangs up while queued never reaches the handler', async () => {

@@ -8,6 +8,8 @@ export interface AppHandle {
   readonly url: string;
   /** How many times a route handler ran: a denied or abandoned request must not reach one. */
   handled(): number;
+  /** When each handler run started (`performance.now()`), in order. */
+  handledAt(): readonly number[];
   close(): Promise<void>;
 }
 
@@ -43,8 +45,12 @@ export function urlOf(address: AddressInfo | string | null): string {
   return `http://${host}:${address.port}`;
 }
 
-/** A closable counter for handlers. */
-export function counter(): { hit: () => void; count: () => number } {
-  let n = 0;
-  return { hit: () => void n++, count: () => n };
+/** Counts handler runs and when they started. */
+export function counter(): {
+  hit: () => void;
+  count: () => number;
+  times: () => readonly number[];
+} {
+  const at: number[] = [];
+  return { hit: () => void at.push(performance.now()), count: () => at.length, times: () => at };
 }
