@@ -53,6 +53,14 @@ describe('importing one adapter loads no framework', () => {
     });
   }
 
+  test('the CJS build runs ipKey through proxy-addr and ipaddr.js', () => {
+    const script = `const { ipKey } = require('@floodgate/http');
+      const view = { address: '127.0.0.1', header: (n) => (n === 'x-forwarded-for' ? '2001:db8::5' : undefined) };
+      process.stdout.write(ipKey({ trustProxy: 'loopback' })(view));`;
+    const out = execFileSync(process.execPath, ['-e', script], { cwd: root, encoding: 'utf8' });
+    expect(out).toBe('ip:2001:db8::/56');
+  });
+
   test('the ESM entry of every adapter imports in a fresh process', () => {
     const script = `Promise.all(${JSON.stringify(ADAPTERS)}.map((a) => import('@floodgate/http/' + a)))
       .then((mods) => process.stdout.write(mods.map((m) => typeof m.rateLimit).join(',')));`;
