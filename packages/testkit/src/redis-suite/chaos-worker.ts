@@ -13,7 +13,7 @@ export type ChaosEntry = [identity: number, now: number, reason: string];
 export interface ChaosReport {
   /** Every admission (denials are not logged: there are far too many). */
   log: ChaosEntry[];
-  /** Times of decisions the store failed to make (`reason: 'store-…'`), admitted or not. */
+  /** Starts of the policy windows in which the store failed to make a decision (`reason: 'store-…'`). */
   failures: number[];
   unhandled: number;
   errors: string[];
@@ -72,7 +72,7 @@ export async function serveChaosWorker<C>(
     breaker: { failures: 3, cooldownMs: 1000 },
   });
   const log: ChaosEntry[] = [];
-  const failures: number[] = [];
+  const failures = new Set<number>();
   const errors: string[] = [];
   let running = true;
   process.on('message', (m: { type: string }) => {
@@ -87,14 +87,14 @@ export async function serveChaosWorker<C>(
       const d = await limiter.limit(`user-${identity}`);
       const at = d.reason === undefined ? decidedAt : last;
       if (d.allowed) log.push([identity, at, d.reason ?? '']);
-      if (d.reason?.startsWith('store-')) failures.push(last);
+      if (d.reason?.startsWith('store-')) failures.add(last - (last % CHAOS_POLICY.windowMs));
     } catch (e) {
       errors.push(String(e));
     }
     // Paced at a few thousand decisions a second: far above the limit, and the IPC log stays small.
     if (i % 10 === 9) await new Promise((r) => setTimeout(r, 2));
   }
-  send({ report: { log, failures, unhandled, errors } satisfies ChaosReport });
+  send({ report: { log, failures: [...failures], unhandled, errors } satisfies ChaosReport });
   await adapter.disconnect(client);
   process.disconnect();
 }

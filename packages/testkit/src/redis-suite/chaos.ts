@@ -79,9 +79,12 @@ export function redisChaosTests(api: RedisSuiteApi, options: RedisChaosTestsOpti
               workers.push(w);
               exits.push(new Promise((resolve) => w.once('exit', (code) => resolve(code))));
               reports.push(
-                new Promise((resolve) =>
-                  w.on('message', (m: { report?: ChaosReport }) => m.report && resolve(m.report)),
-                ),
+                new Promise((resolve, reject) => {
+                  w.on('message', (m: { report?: ChaosReport }) => m.report && resolve(m.report));
+                  w.once('exit', (code, signal) =>
+                    reject(new Error(`a worker exited (${code ?? signal}) before it reported`)),
+                  );
+                }),
               );
               return new Promise<void>((resolve) =>
                 w.on('message', (m: { ready?: boolean }) => m.ready && resolve()),
@@ -129,7 +132,7 @@ export function redisChaosTests(api: RedisSuiteApi, options: RedisChaosTestsOpti
           let first = Number.POSITIVE_INFINITY;
           let last = 0;
           for (const r of all) {
-            for (const now of r.failures) failedIn.add(now - (now % windowMs));
+            for (const w of r.failures) failedIn.add(w);
             for (const [identity, now, reason] of r.log) {
               first = Math.min(first, now);
               last = Math.max(last, now);
