@@ -7,6 +7,12 @@ export {
   storeConformance,
   type TestApi,
 } from './conformance.js';
+export {
+  type FaultProxy,
+  type FaultProxyOptions,
+  type ProxyFault,
+  startFaultProxy,
+} from './fault-proxy.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
 export { allKeysWithTtl, commandCalls, delta, keysFor, rng } from './redis-inspect.js';
 export {
@@ -15,6 +21,13 @@ export {
   type RedisServerOptions,
   startRedisServer,
 } from './redis-server.js';
+export { type RedisChaosTestsOptions, redisChaosTests } from './redis-suite/chaos.js';
+export {
+  CHAOS_POLICY,
+  type ChaosEntry,
+  type ChaosReport,
+  serveChaosWorker,
+} from './redis-suite/chaos-worker.js';
 export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
 export {
   type RedisConformanceOptions,
@@ -27,6 +40,10 @@ export {
   type RedisWorkerSpec,
   redisMultiprocessTests,
 } from './redis-suite/multiprocess.js';
+export {
+  type RedisProxyFaultTestsOptions,
+  redisProxyFaultTests,
+} from './redis-suite/proxy-faults.js';
 export {
   type RedisServerClockTestsOptions,
   redisServerClockTests,
