@@ -155,3 +155,33 @@ it('a slidingWindowLog request is one sorted-set member, whatever its cost', asy
   expect(denied[0]!.retryAfterMs).toBeGreaterThan(59_000);
   expect(await redis.zcard(key!)).toBe(1);
 });
+
+it('server clock: a window that only grows keeps its expiry (INCRBY), and decodes as the reference', async () => {
+  const store = new IoRedisStore(redis);
+  for (const policy of [
+    fixedWindow({ limit: 10, window: '1h' }),
+    slidingWindow({ limit: 10, window: '1h' }),
+  ]) {
+    const [key] = keysFor(`incr-${policy.kind}`, 'u', [policy]);
+    await redis.del(key!);
+    const call: StoreCall = { keys: [key!], policies: [policy], cost: 2, mode: 'limit' };
+    const before = Number(
+      /cmdstat_incrby:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0,
+    );
+    const first = (await store.evaluate(call))[0]!;
+    const ttl = await redis.pttl(key!);
+    await new Promise((r) => setTimeout(r, 30));
+    const second = (await store.evaluate(call))[0]!;
+    const third = (await store.evaluate({ ...call, cost: 1 }))[0]!;
+    expect([first.remaining, second.remaining, third.remaining]).toEqual([8, 6, 5]);
+    const state = (await readState(key!, policy))!;
+    // Five units counted in the current window, whichever the encoding.
+    expect(state[1]).toBe(5);
+    // The expiry was set once, by the first write, and has been running since.
+    expect(await redis.pttl(key!)).toBeLessThanOrEqual(ttl - 25);
+    const after = Number(
+      /cmdstat_incrby:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0,
+    );
+    expect(after - before).toBe(2);
+  }
+});

@@ -44,9 +44,17 @@ else
   if v < 9007199254740992 then
     -- A number goes to Redis as its exact decimal digits: stored int-encoded.
     wa@ = v
+    -- Same window, server clock: the expiry (the window's end) stands; add to the count.
+    if server and count > 0 and shift == 0 then
+      wb@ = cost
+    end
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', count + cost)
   end
 end
 -- @write
-redis.call('SET', key, wa@, 'PX', ttl@)
+if wb@ then
+  redis.call('INCRBY', key, wb@)
+else
+  redis.call('SET', key, wa@, 'PX', ttl@)
+end
