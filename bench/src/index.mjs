@@ -219,7 +219,7 @@ if (needsRedis) {
       print();
       print(
         `### Redis memory per key (${fmt(config.memoryKeys)} 7-character identities, prefix ` +
-          '`floodgate` for every library, one decision each, limit 100 per minute)',
+          '`floodgate` for every library, one decision each, limit 100 per hour)',
       );
       print();
       print(

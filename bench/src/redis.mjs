@@ -163,7 +163,9 @@ export async function benchMemory(config, redis, log) {
   const client = await redis.client(false);
   const rows = [];
   try {
-    for (const c of redisContenders(redis, client, 100, 60_000, undefined, { samePrefix: true })) {
+    for (const c of redisContenders(redis, client, 100, 3_600_000, undefined, {
+      samePrefix: true,
+    })) {
       const { decide } = await c.setup();
       // Loads the script, then starts from an empty keyspace again (FLUSHALL keeps scripts).
       await decide('warm-up');
