@@ -8,6 +8,12 @@ export {
   type TestApi,
 } from './conformance.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export {
+  type ClusterNodeView,
+  type ClusterTopology,
+  parseClusterNodes,
+  settledTopology,
+} from './redis-cluster-topology.js';
 export { allKeysWithTtl, commandCalls, delta, keysFor, rng } from './redis-inspect.js';
 export {
   freePort,
