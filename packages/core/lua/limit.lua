@@ -1,7 +1,10 @@
 -- The composition: every policy of one identity at one instant; charge all or none.
 -- KEYS: one per policy. ARGV: mode ('limit' | 'peek'), cost, now ('' = Redis TIME),
--- then per policy: kind, p1, p2, p3.
--- Reply: per policy allowed (0/1), remaining, reset ms, retry ms, delay ms.
+-- deadline (Redis time in ms after which the caller has given up; '' = none), then per policy:
+-- kind, p1, p2, p3.
+-- Reply: per policy allowed (0/1), remaining, reset ms, retry ms, delay ms; then the Redis TIME
+-- read in ms (0 when not read). A call past its deadline writes nothing and replies
+-- { 'late', time }: its caller has answered without it, so charging it would charge twice.
 if redis.replicate_commands then
   pcall(redis.replicate_commands)
 end
@@ -10,18 +13,23 @@ local cost = tonumber(ARGV[2])
 if mode == 'peek' then
   cost = 1
 end
-local now
-if ARGV[3] == '' then
+local time = 0
+if ARGV[3] == '' or ARGV[4] ~= '' then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-else
+  time = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+if ARGV[4] ~= '' and time > tonumber(ARGV[4]) then
+  return { 'late', time }
+end
+local now = time
+if ARGV[3] ~= '' then
   now = tonumber(ARGV[3])
 end
 
 local results = {}
 local all = true
 for i = 1, #KEYS do
-  local b = 3 + (i - 1) * 4
+  local b = 4 + (i - 1) * 4
   local r = { POLICIES[ARGV[b + 1]](KEYS[i], tonumber(ARGV[b + 2]), tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4]), now, cost) }
   if not r[1] then
     all = false
@@ -52,4 +60,5 @@ for i = 1, #KEYS do
     reply[#reply + 1] = delay
   end
 end
+reply[#reply + 1] = time
 return reply

@@ -45,6 +45,7 @@ export abstract class RedisScriptStore implements Store {
   protected readonly clockNow: () => number;
   readonly #label: string;
   readonly #rejectIfNotReady: boolean;
+  readonly #offset = new ClockOffset();
 
   protected constructor(label: string, options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -96,9 +97,19 @@ export abstract class RedisScriptStore implements Store {
     if (this.#rejectIfNotReady && !this.isReady()) {
       throw new FloodgateError('STORE_UNAVAILABLE', `Redis (${this.#label}) is not ready`);
     }
-    const n = call.keys.length;
-    const args = [LIMIT_SCRIPT_SHA1, String(n), ...call.keys, ...encodeScriptArgs(call, now)];
     const firstKey = call.keys[0]!;
+    let deadline: number | undefined;
+    if (call.deadline !== undefined && call.mode === 'limit') {
+      if (!this.#offset.known) await this.#probeTime(firstKey);
+      deadline = this.#offset.toRedis(call.deadline);
+    }
+    const n = call.keys.length;
+    const args = [
+      LIMIT_SCRIPT_SHA1,
+      String(n),
+      ...call.keys,
+      ...encodeScriptArgs(call, now, deadline),
+    ];
     let reply: unknown;
     try {
       reply = await this.send(firstKey, 'EVALSHA', args);
@@ -113,7 +124,25 @@ export abstract class RedisScriptStore implements Store {
         throw this.#unavailable(retryError);
       }
     }
-    return decodeScriptReply(reply, n);
+    const received = performance.now();
+    const { results, time } = decodeScriptReply(reply, n);
+    if (time > 0) this.#offset.sample(time, received);
+    return results;
+  }
+
+  /** One `TIME`, before the first call with a deadline: a deadline needs Redis's clock. */
+  async #probeTime(firstKey: string): Promise<void> {
+    let reply: unknown;
+    try {
+      reply = await this.send(firstKey, 'TIME', []);
+    } catch (error) {
+      throw this.#unavailable(error);
+    }
+    const received = performance.now();
+    if (!Array.isArray(reply) || reply.length !== 2) {
+      throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply to TIME');
+    }
+    this.#offset.sample(Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000), received);
   }
 
   async reset(keys: readonly string[]): Promise<void> {
@@ -124,5 +153,38 @@ export abstract class RedisScriptStore implements Store {
     } catch (error) {
       throw this.#unavailable(error);
     }
+  }
+}
+
+/**
+ * Maps this process's `performance.now()` onto Redis `TIME`. Each sample (a Redis time and when
+ * its reply arrived here) gives `redis - local`, low by the reply's trip back; the smallest
+ * recent sample is kept, so a deadline sent to Redis falls early rather than late: a script that
+ * might run after its caller gave up refuses to charge. Samples age out over two periods, so a
+ * server clock that steps forward is followed within `PERIOD_MS * 2`.
+ */
+class ClockOffset {
+  static readonly PERIOD_MS = 10_000;
+  #previous = Number.POSITIVE_INFINITY;
+  #current = Number.POSITIVE_INFINITY;
+  #periodEnd = 0;
+
+  get known(): boolean {
+    return Number.isFinite(Math.min(this.#previous, this.#current));
+  }
+
+  sample(redisMs: number, localMs: number): void {
+    if (localMs >= this.#periodEnd) {
+      this.#previous = this.#current;
+      this.#current = Number.POSITIVE_INFINITY;
+      this.#periodEnd = localMs + ClockOffset.PERIOD_MS;
+    }
+    const offset = redisMs - localMs;
+    if (offset < this.#current) this.#current = offset;
+  }
+
+  /** The Redis time, in whole ms, no later than the local instant `localMs`. */
+  toRedis(localMs: number): number {
+    return Math.floor(localMs + Math.min(this.#previous, this.#current));
   }
 }

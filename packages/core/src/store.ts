@@ -10,6 +10,12 @@ export interface StoreCall {
   readonly cost: number;
   /** `'limit'` charges when every policy admits; `'peek'` evaluates a cost of 1 and writes nothing. */
   readonly mode: 'limit' | 'peek';
+  /**
+   * The `performance.now()` instant at which the caller stops waiting (the limiter's
+   * `timeoutMs`). A store that can must not charge when it gets to the call later than that: the
+   * caller has answered without it, and a late charge would count a request nobody admitted.
+   */
+  readonly deadline?: number;
 }
 
 /** One policy's verdict as a store reports it, after the store applied (or skipped) the charge. */

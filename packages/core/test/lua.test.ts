@@ -86,11 +86,12 @@ describe('script arguments and replies', () => {
     mode: 'limit' as const,
   };
 
-  it('ARGV: mode, cost, now (empty = Redis TIME), then kind and three integers per policy', () => {
+  it('ARGV: mode, cost, now (empty = Redis TIME), deadline, then kind and three integers per policy', () => {
     expect(encodeScriptArgs(call, 1_700_000_000_123)).toEqual([
       'limit',
       '3',
       '1700000000123',
+      '',
       'fixedWindow',
       '5',
       '1000',
@@ -101,14 +102,26 @@ describe('script arguments and replies', () => {
       '7',
     ]);
     expect(encodeScriptArgs({ ...call, mode: 'peek' })[2]).toBe('');
+    expect(encodeScriptArgs(call, undefined, 1_700_000_000_500)[3]).toBe('1700000000500');
   });
 
-  it('the reply: five integers per policy; anything else is STORE_PROTOCOL', () => {
-    expect(decodeScriptReply([1, 2, 1000, 0, 0, 0, 0, 5000, 300, 0], 2)).toEqual([
-      { allowed: true, remaining: 2, resetAfterMs: 1000, retryAfterMs: 0, delayMs: 0 },
-      { allowed: false, remaining: 0, resetAfterMs: 5000, retryAfterMs: 300, delayMs: 0 },
-    ]);
-    for (const bad of [null, 'OK', [1, 2, 3, 4], [1, 2, 3, 4, 5, 6]]) {
+  it('the reply: five integers per policy and the time; late is STORE_TIMEOUT; else STORE_PROTOCOL', () => {
+    expect(decodeScriptReply([1, 2, 1000, 0, 0, 0, 0, 5000, 300, 0, 1_700_000_000_000], 2)).toEqual(
+      {
+        results: [
+          { allowed: true, remaining: 2, resetAfterMs: 1000, retryAfterMs: 0, delayMs: 0 },
+          { allowed: false, remaining: 0, resetAfterMs: 5000, retryAfterMs: 300, delayMs: 0 },
+        ],
+        time: 1_700_000_000_000,
+      },
+    );
+    try {
+      decodeScriptReply(['late', 1_700_000_000_000], 1);
+      expect.unreachable();
+    } catch (e) {
+      expect(isFloodgateError(e) && e.code).toBe('STORE_TIMEOUT');
+    }
+    for (const bad of [null, 'OK', [1, 2, 3, 4], [1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6, 7]]) {
       try {
         decodeScriptReply(bad, 1);
         expect.unreachable();
