@@ -29,7 +29,7 @@ export function parseDuration(value: unknown, what: string): number {
         'INVALID_POLICY',
         `${what}: cannot read duration ${JSON.stringify(value)}`,
       );
-    ms = Number(m[1]) * UNIT_MS[m[2] as DurationUnit];
+    ms = exactMs(m[1]!, UNIT_MS[m[2] as DurationUnit]);
   } else {
     throw new FloodgateError(
       'INVALID_POLICY',
@@ -43,4 +43,17 @@ export function parseDuration(value: unknown, what: string): number {
     );
   }
   return ms;
+}
+
+/**
+ * `digits` (such as `'2.3'`) times `unit`, computed on integers so `'2.3h'` is 8 280 000 and not
+ * a float a hair off it; NaN when the product is not a whole number of ms (`'1.0005s'`).
+ */
+function exactMs(digits: string, unit: number): number {
+  const dot = digits.indexOf('.');
+  if (dot === -1) return Number(digits) * unit;
+  const fraction = digits.slice(dot + 1);
+  const scaled = BigInt(digits.slice(0, dot) + fraction) * BigInt(unit);
+  const scale = 10n ** BigInt(fraction.length);
+  return scaled % scale === 0n ? Number(scaled / scale) : Number.NaN;
 }

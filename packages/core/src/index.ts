@@ -1,3 +1,4 @@
+export type { BreakerOptions, BreakerState } from './breaker.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
@@ -17,6 +18,11 @@ export {
   tokenBucket,
 } from './policies/factories.js';
 export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
-export { decodeScriptReply, encodeScriptArgs, LIMIT_SCRIPT_SHA1 } from './script.js';
+export {
+  decodeScriptReply,
+  encodeScriptArgs,
+  LIMIT_SCRIPT_SHA1,
+  type ScriptReply,
+} from './script.js';
 export { evaluateAll, type PolicyResult, type Store, type StoreCall } from './store.js';
 export type { Decision, DecisionReason, Policy, PolicyDecision, PolicyKind } from './types.js';

@@ -20,6 +20,14 @@ describe('parseDuration', () => {
     ['1 m', 60_000],
     [' 1m ', 60_000],
     ['0.001s', 1],
+    // Decimals are exact: a float product would land a hair off these and be refused.
+    ['2.3h', 8_280_000],
+    ['4.1m', 246_000],
+    ['2.01s', 2010],
+    ['1.005s', 1005],
+    ['0.1d', 8_640_000],
+    ['1.10s', 1100],
+    ['007.5s', 7500],
   ] as const)('%j → %d ms', (input, ms) => {
     expect(parseDuration(input, 'window')).toBe(ms);
   });
@@ -40,6 +48,7 @@ describe('parseDuration', () => {
       '0s',
       '0.5ms',
       '0.0001s',
+      '1.0005s',
       '1e3ms',
       '1M',
       '1 minute',

@@ -57,13 +57,17 @@ const load = (pkg: string) => (): Generation => require(pkg) as Generation;
 
 export const REDIS_6 = adapter('NodeRedisStore with redis 6', load('redis'));
 export const REDIS_5 = adapter('NodeRedisStore with redis 5', load('redis5'));
-export const REDIS_4 = adapter('NodeRedisStore with redis 4', load('redis4'));
+// Its reply parser keeps a half-read reply across a reconnect: after a connection cut mid-reply
+// it answers commands with other commands' replies (see survivesCutReplies).
+export const REDIS_4 = adapter('NodeRedisStore with redis 4', load('redis4'), {
+  survivesCutReplies: false,
+});
 // Its client has `isOpen` only, and that stays true while it reconnects: a store cannot see that
 // the server is gone, so `rejectIfNotReady` fails fast only before the first connect.
 export const NODE_REDIS_1 = adapter(
   'NodeRedisStore with @node-redis/client 1',
   load('@node-redis/client'),
-  { tracksReadiness: false },
+  { tracksReadiness: false, survivesCutReplies: false },
 );
 
 /** A fleet mid-upgrade: every generation, newest first. */

@@ -7,6 +7,12 @@ export {
   storeConformance,
   type TestApi,
 } from './conformance.js';
+export {
+  type FaultProxy,
+  type FaultProxyOptions,
+  type ProxyFault,
+  startFaultProxy,
+} from './fault-proxy.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
 export {
   type ClusterNodeView,
@@ -33,6 +39,10 @@ export {
   type RedisWorkerSpec,
   redisMultiprocessTests,
 } from './redis-suite/multiprocess.js';
+export {
+  type RedisProxyFaultTestsOptions,
+  redisProxyFaultTests,
+} from './redis-suite/proxy-faults.js';
 export {
   type RedisServerClockTestsOptions,
   redisServerClockTests,

@@ -49,6 +49,13 @@ export interface RedisStoreAdapter<C = unknown> {
    * server is down: the test of that is then not registered. @default true
    */
   readonly tracksReadiness?: boolean;
+  /**
+   * False when the client's reply parser does not recover from a connection that dies in the
+   * middle of a reply: after it reconnects it hands replies to the wrong commands and throws
+   * from its socket handler (node-redis 4, `@node-redis/client` 1). The cut-reply test is then
+   * not registered for it. @default true
+   */
+  readonly survivesCutReplies?: boolean;
 }
 
 /** The assertions the Redis suite uses: all in vitest's and jest's `expect`. */

@@ -1,0 +1,88 @@
+import { LRUCache } from 'lru-cache';
+import type { PolicyResult } from './store.js';
+import type { Decision } from './types.js';
+
+interface Entry {
+  /** When the denial was made, on the limiter's clock. */
+  readonly at: number;
+  readonly until: number;
+  readonly cost: number;
+  readonly decision: Decision;
+}
+
+/** Calls in flight for one identity, and a counter bumped by every admission and reset. */
+export interface Flight {
+  calls: number;
+  epoch: number;
+}
+
+/**
+ * Denied identities, answered in-process until their `retryAfterMs` has passed. A cached answer
+ * must never be looser than the store's, so an entry is dropped by any admission or reset of its
+ * identity, and a denial is not cached when an admission or a reset of its identity finished while
+ * it was in flight (it may describe a state that no longer holds). What other processes charge
+ * meanwhile is not seen: their admissions only make the store stricter than the cached answer, so
+ * a client told to wait by the cache is, at worst, told by the store to wait again.
+ */
+export class BlockedCache {
+  readonly #entries: LRUCache<string, Entry>;
+  readonly #flights = new Map<string, Flight>();
+
+  constructor(max: number) {
+    this.#entries = new LRUCache<string, Entry>({ max });
+  }
+
+  /** The cached denial for `cost`, aged to `now`, or undefined. */
+  lookup(id: string, cost: number, now: number): PolicyResult[] | undefined {
+    if (this.#entries.size === 0) return undefined;
+    const hit = this.#entries.get(id);
+    // Only the same cost: a larger one is denied too, but its tight wait may be longer.
+    if (hit === undefined || now >= hit.until || cost !== hit.cost) return undefined;
+    // Every wait in the cached decision has shrunk by the time since it was made.
+    const elapsed = now - hit.at;
+    return hit.decision.policies.map((r) => ({
+      allowed: r.allowed,
+      remaining: r.remaining,
+      delayMs: r.delayMs,
+      retryAfterMs: Math.max(0, r.retryAfterMs - elapsed),
+      resetAfterMs: Math.max(0, r.resetAfterMs - elapsed),
+    }));
+  }
+
+  /** Before a store call for `id`; hand the flight and its epoch back to `finish`. */
+  start(id: string): Flight {
+    let flight = this.#flights.get(id);
+    if (flight === undefined) {
+      flight = { calls: 0, epoch: 0 };
+      this.#flights.set(id, flight);
+    }
+    flight.calls++;
+    return flight;
+  }
+
+  /** After the call: cache a fresh denial, or let an admission drop the identity's entry. */
+  finish(
+    id: string,
+    flight: Flight,
+    epoch: number,
+    cost: number,
+    decision: Decision | undefined,
+    now: number,
+  ): void {
+    if (--flight.calls === 0) this.#flights.delete(id);
+    if (decision === undefined) return; // the call threw: nothing learned
+    if (decision.allowed) {
+      flight.epoch++;
+      this.#entries.delete(id);
+    } else if (decision.reason === undefined && flight.epoch === epoch) {
+      this.#entries.set(id, { at: now, until: now + decision.retryAfterMs, cost, decision });
+    }
+  }
+
+  /** A reset of `id` began or ended: drop its entry and void the denials in flight. */
+  invalidate(id: string): void {
+    this.#entries.delete(id);
+    const flight = this.#flights.get(id);
+    if (flight !== undefined) flight.epoch++;
+  }
+}

@@ -1,0 +1,129 @@
+import { FloodgateError } from './errors.js';
+
+/** Where a circuit breaker stands. */
+export type BreakerState = 'closed' | 'open' | 'half-open';
+
+/** How the limiter's circuit breaker trips and recovers. */
+export interface BreakerOptions {
+  /** Store failures (errors or timeouts) within `windowMs` that open the breaker. @default 5 */
+  failures?: number;
+  /** The span in which `failures` must occur. @default 10_000 */
+  windowMs?: number;
+  /** How long an open breaker answers without the store before it lets a probe through. @default 1000 */
+  cooldownMs?: number;
+  /** Calls let through to the store at once while half-open; the rest keep the fallback. @default 1 */
+  probes?: number;
+  /** Told of every change of state, with the failure that opened it; for alerting. */
+  onStateChange?: (state: BreakerState, error?: FloodgateError) => void;
+}
+
+const OPTION_NAMES = ['failures', 'windowMs', 'cooldownMs', 'probes', 'onStateChange'];
+
+function positiveInteger(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new FloodgateError('INVALID_OPTION', `breaker.${name} must be a positive integer`);
+  }
+  return value;
+}
+
+/**
+ * A circuit breaker around the store: after `failures` failures within `windowMs` it opens, and
+ * decisions go to `onStoreError` at once instead of each waiting for a timeout or adding a command
+ * to a dead connection's queue. After `cooldownMs` it lets `probes` calls through (half-open);
+ * one success closes it, one failure opens it for another cooldown. Time is `performance.now()`:
+ * a store's injected clock (tests, `clock: 'client'`) must not stall or rush recovery.
+ */
+export class Breaker {
+  readonly #failures: number;
+  readonly #windowMs: number;
+  readonly #cooldownMs: number;
+  readonly #probes: number;
+  readonly #onStateChange: BreakerOptions['onStateChange'];
+  #state: BreakerState = 'closed';
+  /** Times of the most recent failures, oldest first, at most `failures` of them. */
+  #recent: number[] = [];
+  #openUntil = 0;
+  #probing = 0;
+
+  constructor(options: BreakerOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new FloodgateError('INVALID_OPTION', 'breaker must be a boolean or an options object');
+    }
+    for (const key of Object.keys(options)) {
+      if (!OPTION_NAMES.includes(key)) {
+        throw new FloodgateError('INVALID_OPTION', `breaker: unknown option "${key}"`);
+      }
+    }
+    this.#failures = positiveInteger(options.failures, 'failures', 5);
+    this.#windowMs = positiveInteger(options.windowMs, 'windowMs', 10_000);
+    this.#cooldownMs = positiveInteger(options.cooldownMs, 'cooldownMs', 1000);
+    this.#probes = positiveInteger(options.probes, 'probes', 1);
+    if (options.onStateChange !== undefined && typeof options.onStateChange !== 'function') {
+      throw new FloodgateError('INVALID_OPTION', 'breaker.onStateChange must be a function');
+    }
+    this.#onStateChange = options.onStateChange;
+  }
+
+  get state(): BreakerState {
+    return this.#state;
+  }
+
+  /**
+   * Whether this call may go to the store. A `true` in half-open takes a probe slot, which
+   * `success`, `failure` or `release` gives back.
+   */
+  admit(): boolean {
+    if (this.#state === 'closed') return true;
+    if (this.#state === 'open') {
+      if (performance.now() < this.#openUntil) return false;
+      this.#move('half-open');
+    }
+    if (this.#probing >= this.#probes) return false;
+    this.#probing++;
+    return true;
+  }
+
+  /** The store answered. */
+  success(): void {
+    if (this.#state === 'closed') return;
+    this.#probing = Math.max(0, this.#probing - 1);
+    if (this.#state === 'half-open') {
+      this.#recent = [];
+      this.#probing = 0;
+      this.#move('closed');
+    }
+  }
+
+  /** The call ended without telling anything about the store (bad input): give the slot back. */
+  release(): void {
+    if (this.#state !== 'closed') this.#probing = Math.max(0, this.#probing - 1);
+  }
+
+  /** The store failed or timed out. */
+  failure(error: FloodgateError): void {
+    const now = performance.now();
+    if (this.#state !== 'closed') {
+      this.#probing = Math.max(0, this.#probing - 1);
+      // A late failure of a call let through before the breaker opened must not extend it.
+      if (this.#state === 'half-open') this.#open(now, error);
+      return;
+    }
+    this.#recent.push(now);
+    if (this.#recent.length > this.#failures) this.#recent.shift();
+    if (this.#recent.length === this.#failures && now - this.#recent[0]! <= this.#windowMs) {
+      this.#open(now, error);
+    }
+  }
+
+  #open(now: number, error: FloodgateError): void {
+    this.#openUntil = now + this.#cooldownMs;
+    this.#probing = 0;
+    this.#move('open', error);
+  }
+
+  #move(state: BreakerState, error?: FloodgateError): void {
+    this.#state = state;
+    this.#onStateChange?.(state, error);
+  }
+}

@@ -1,0 +1,27 @@
+import type { PolicyState } from '../src/policies/evaluate.js';
+import { evaluateAll, type PolicyResult, type Store, type StoreCall } from '../src/store.js';
+
+/** The smallest correct store: a Map and evaluateAll (no expiry; fine for these tests). */
+export class MapStore implements Store {
+  readonly states = new Map<string, PolicyState>();
+  calls = 0;
+  constructor(
+    readonly now: () => number = Date.now,
+    readonly remote = false,
+  ) {}
+  async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    this.calls++;
+    const { results, writes } = evaluateAll(
+      call,
+      call.keys.map((k) => this.states.get(k)),
+      this.now(),
+    );
+    writes.forEach((w, i) => {
+      if (w !== undefined) this.states.set(call.keys[i]!, w.state);
+    });
+    return results;
+  }
+  async reset(keys: readonly string[]): Promise<void> {
+    for (const k of keys) this.states.delete(k);
+  }
+}
