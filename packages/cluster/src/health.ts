@@ -1,4 +1,4 @@
-import type { FloodgateError } from '@floodgate/core';
+import type { BreakerState, FloodgateError } from '@floodgate/core';
 
 /**
  * A shard's state. `'healthy'`: its last call succeeded (every shard starts so). `'failing'`:
@@ -23,6 +23,8 @@ export interface ShardHealth {
   readonly failures: number;
   /** The most recent failure, kept after the shard recovers. */
   readonly lastError: FloodgateError | undefined;
+  /** The shard's circuit breaker, or undefined without one. `'open'`: calls are not sent. */
+  readonly circuit: BreakerState | undefined;
 }
 
 /** Passed to `onHealthChange` whenever a shard changes state. */
@@ -48,6 +50,7 @@ export class HealthBoard {
     ok: number;
     failed: number;
     last: FloodgateError | undefined;
+    circuit: BreakerState | undefined;
   }[];
   readonly #notify: ((event: ShardHealthEvent) => void) | undefined;
 
@@ -65,6 +68,7 @@ export class HealthBoard {
       ok: 0,
       failed: 0,
       last: undefined,
+      circuit: undefined,
     }));
     this.#notify = notify;
   }
@@ -82,6 +86,10 @@ export class HealthBoard {
     e.run++;
     e.last = error;
     if (e.state === 'healthy') this.#change(index, 'failing', error);
+  }
+
+  circuit(index: number, state: BreakerState): void {
+    this.#entries[index]!.circuit = state;
   }
 
   #change(index: number, to: ShardState, error: FloodgateError | undefined): void {
@@ -107,6 +115,7 @@ export class HealthBoard {
       successes: e.ok,
       failures: e.failed,
       lastError: e.last,
+      circuit: e.circuit,
     }));
   }
 }

@@ -1,4 +1,6 @@
 import {
+  Breaker,
+  type BreakerOptions,
   FloodgateError,
   isFloodgateError,
   type PolicyResult,
@@ -41,9 +43,19 @@ export interface ShardedStoreOptions {
    * @default none
    */
   onHealthChange?: (event: ShardHealthEvent) => void;
+  /**
+   * A circuit breaker per shard (core's `BreakerOptions`): once a shard keeps failing, its
+   * identities go to `onStoreError` at once instead of each waiting on the dead shard, and the
+   * other shards are untouched. This is why a limiter on a ShardedStore has no breaker of its own
+   * by default (`isolatesFailures`): one limiter-wide breaker would send every identity to the
+   * fallback when one shard fails. `onStateChange` there does not name the shard: watch
+   * `onHealthChange` and `health()[i].circuit` instead. `false`: no breakers.
+   * @default on for each remote shard (5 failures in 10 s open it for 1 s, then 1 probe)
+   */
+  breaker?: boolean | BreakerOptions;
 }
 
-const OPTION_NAMES = ['now', 'onHealthChange'];
+const OPTION_NAMES = ['now', 'onHealthChange', 'breaker'];
 
 interface Shard {
   readonly store: Store;
@@ -124,6 +136,9 @@ export class ShardedStore implements Store {
   readonly #contenders: readonly Contender[];
   readonly #equal: boolean;
   readonly #health: HealthBoard;
+  readonly #breakers: readonly (Breaker | undefined)[];
+  /** Tells the limiter not to wrap this store in one breaker: each shard has its own. */
+  readonly isolatesFailures = true;
 
   constructor(stores: readonly (Store | ShardSpec)[], options: ShardedStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -145,6 +160,27 @@ export class ShardedStore implements Store {
     this.#contenders = shards.map((s) => ({ seed: seedOf(s.name), weight: s.weight }));
     this.#equal = shards.every((s) => s.weight === shards[0]!.weight);
     this.#health = new HealthBoard(shards, options.onHealthChange);
+    const b = options.breaker ?? true;
+    if (typeof b !== 'boolean' && (typeof b !== 'object' || b === null)) {
+      throw new FloodgateError(
+        'INVALID_OPTION',
+        'ShardedStore: breaker must be a boolean or options',
+      );
+    }
+    // Checked even when no shard is remote: a typo must not wait for the day one is.
+    if (typeof b === 'object') new Breaker(b);
+    this.#breakers = shards.map((shard, i) => {
+      if (b === false || shard.store.remote !== true) return undefined;
+      const given = b === true ? {} : b;
+      this.#health.circuit(i, 'closed');
+      return new Breaker({
+        ...given,
+        onStateChange: (state, error) => {
+          this.#health.circuit(i, state);
+          given.onStateChange?.(state, error);
+        },
+      });
+    });
     this.remote = shards.some((s) => s.store.remote === true);
     const first = shards[0]!.store;
     if (options.now !== undefined) this.now = options.now;
@@ -174,16 +210,28 @@ export class ShardedStore implements Store {
   async #onShard<T>(key: string, run: (store: Store) => Promise<T>): Promise<T> {
     const index = this.#indexOf(key);
     const shard = this.#shards[index]!;
+    const breaker = this.#breakers[index];
+    if (breaker !== undefined && !breaker.admit()) {
+      throw new FloodgateError(
+        'STORE_UNAVAILABLE',
+        `shard "${shard.name}": its circuit breaker is open, the shard was not called`,
+      );
+    }
     try {
       const result = await run(shard.store);
+      breaker?.success();
       this.#health.succeeded(index);
       return result;
     } catch (cause) {
       // A mistake in the call (a bad `now()`, say) is not the shard's failure.
-      if (isFloodgateError(cause) && !cause.code.startsWith('STORE_')) throw cause;
+      if (isFloodgateError(cause) && !cause.code.startsWith('STORE_')) {
+        breaker?.release();
+        throw cause;
+      }
       const code = isFloodgateError(cause) ? cause.code : 'STORE_UNAVAILABLE';
       const message = cause instanceof Error ? cause.message : String(cause);
       const error = new FloodgateError(code, `shard "${shard.name}": ${message}`, { cause });
+      breaker?.failure(error);
       this.#health.failed(index, error);
       throw error;
     }

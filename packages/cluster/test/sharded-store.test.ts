@@ -56,6 +56,8 @@ describe('ShardedStore', () => {
       [[m], { onHealthchange: () => {} }, /unknown option "onHealthchange"/],
       [[m], { now: 5 }, /now/],
       [[m], { onHealthChange: 'x' }, /onHealthChange/],
+      [[m], { breaker: 'on' }, /breaker/],
+      [[m], { breaker: { failures: 0 } }, /failures/],
       [[m], null, /options/],
     ];
     for (const [stores, options, message] of bad) {

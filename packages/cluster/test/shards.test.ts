@@ -138,9 +138,14 @@ describe('ShardedStore over real redis-server shards', () => {
       expect(errors).toHaveLength(onB.length * 3);
       expect(errors.every((m) => m.startsWith('shard "b"'))).toBe(true);
       expect(store.health().map((h) => h.state)).toEqual(['healthy', 'failing', 'healthy']);
+      // b's own breaker opened; the others' stayed closed (the limiter has none of its own).
+      expect(store.health().map((h) => h.circuit)).toEqual(['closed', 'open', 'closed']);
 
       await b!.restart(); // empty: no persistence
       while ((clients[1]!.status as string) !== 'ready') await sleep(10);
+      // After its cooldown the breaker lets a probe through; a peek charges nothing.
+      while ((await limiter.peek(onB[0]!)).reason !== undefined) await sleep(50);
+      expect(store.health()[1]!.circuit).toBe('closed');
       const back = await hit(limiter, onB, 5);
       // Redis again, from an empty server: exactly 4 of 5.
       expect(
