@@ -45,6 +45,30 @@ export class IoRedisStore extends RedisScriptStore {
     return this.#client.call(name, args);
   }
 
+  protected async sendWithWait(
+    _firstKey: string,
+    name: string,
+    args: string[],
+    count: number,
+    timeoutMs: number,
+  ): Promise<[unknown, number]> {
+    // One pipeline: one round trip, one connection (on a Cluster, the node owning the keys; the
+    // keyless WAIT rides along). An ASK or MOVED for the script comes back as its error reply:
+    // ioredis does not redirect a pipeline in which another command (WAIT) succeeded.
+    const replies = await this.#client
+      .pipeline()
+      .call(name, args)
+      .call('WAIT', String(count), String(timeoutMs))
+      .exec();
+    if (replies === null || replies.length !== 2) throw new Error('the pipeline was discarded');
+    const [[scriptError, script], [waitError, waited]] = replies as [
+      [Error | null, unknown],
+      [Error | null, unknown],
+    ];
+    if (waitError !== null) throw waitError;
+    return [scriptError ?? script, Number(waited)];
+  }
+
   protected isReady(): boolean {
     return this.#client.status === 'ready';
   }

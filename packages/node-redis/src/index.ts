@@ -84,6 +84,24 @@ export class NodeRedisStore extends RedisScriptStore {
     return this.#send(firstKey, [name, ...args]);
   }
 
+  protected async sendWithWait(
+    firstKey: string,
+    name: string,
+    args: string[],
+    count: number,
+    timeoutMs: number,
+  ): Promise<[unknown, number]> {
+    // Sent in the same tick, both routed by the first key: node-redis writes them together on
+    // the connection to the node owning the keys (one round trip; WAIT counts that
+    // connection's writes).
+    const [script, waited] = await Promise.allSettled([
+      this.#send(firstKey, [name, ...args]),
+      this.#send(firstKey, ['WAIT', String(count), String(timeoutMs)]),
+    ]);
+    if (waited.status === 'rejected') throw waited.reason;
+    return [script.status === 'fulfilled' ? script.value : script.reason, Number(waited.value)];
+  }
+
   protected isReady(): boolean {
     const c = this.#client;
     return typeof c.isReady === 'boolean' ? c.isReady : c.isOpen !== false;
