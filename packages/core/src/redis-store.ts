@@ -189,7 +189,8 @@ export abstract class RedisScriptStore implements Store {
     const received = performance.now();
     const { results, time } = decodeScriptReply(reply, n);
     if (time > 0) this.#offset.sample(time, received);
-    if (strict !== undefined && acked < strict.count && results.every((r) => r.allowed)) {
+    // `!(≥)`, not `<`: a WAIT reply that is not a number confirms nothing.
+    if (strict !== undefined && !(acked >= strict.count) && results.every((r) => r.allowed)) {
       // Charged on the master, not yet on enough replicas: a failover now could forget it.
       throw new FloodgateError(
         'STORE_UNAVAILABLE',

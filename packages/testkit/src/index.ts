@@ -29,6 +29,19 @@ export {
 } from './redis-server.js';
 export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
 export {
+  type RedisClusterEventTestsOptions,
+  redisClusterEventTests,
+} from './redis-suite/cluster-events.js';
+export { type FailoverMeasurement, measureFailover } from './redis-suite/cluster-failover.js';
+export { killMasterOf, migrateSlot, nodeId, rejoin, slotOf } from './redis-suite/cluster-ops.js';
+export {
+  type ClusterWorker,
+  type ClusterWorkerReply,
+  type ClusterWorkerRequest,
+  forkClusterWorker,
+  serveRedisClusterWorker,
+} from './redis-suite/cluster-worker.js';
+export {
   type RedisConformanceOptions,
   redisConformance,
   redisInspector,

@@ -1,0 +1,11 @@
+// node-redis createCluster (newest generation) through resharding under traffic (two processes)
+// and a SIGKILLed master, measured in default and strict (WAIT) mode.
+import { fileURLToPath } from 'node:url';
+import { redisClusterEventTests } from '@floodgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_6 } from './adapters.js';
+
+redisClusterEventTests(
+  { describe, it, expect, beforeAll, afterAll },
+  { adapters: [REDIS_6], worker: fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)) },
+);
