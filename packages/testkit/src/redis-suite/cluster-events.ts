@@ -1,5 +1,5 @@
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
-import { registerFailover } from './cluster-failover.js';
+import { registerFailover, registerStrict } from './cluster-failover.js';
 import { registerResharding } from './cluster-resharding.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -8,6 +8,11 @@ export interface RedisClusterEventTestsOptions<C> {
   adapters: readonly RedisStoreAdapter<C>[];
   /** The package's cluster worker script (absolute path): it calls `serveRedisClusterWorker`. */
   worker: string;
+  /**
+   * More adapters (other client generations) that run only strict mode's own checks, on the same
+   * cluster: no resharding, no failover. @default []
+   */
+  strictOnly?: readonly RedisStoreAdapter<C>[];
   /** Node flags for the workers. @default ['--import', 'tsx'] (a TypeScript worker script) */
   execArgv?: readonly string[];
 }
@@ -34,13 +39,21 @@ export function redisClusterEventTests<C>(
   api.afterAll(async () => {
     await cluster?.stop();
   });
-  for (const adapter of options.adapters) {
+  for (const adapter of [...options.adapters, ...(options.strictOnly ?? [])]) {
     if (adapter.createCluster === undefined) {
       throw new TypeError(`redisClusterEventTests: adapter ${adapter.name} has no createCluster`);
     }
+  }
+  for (const adapter of options.adapters) {
     api.describe(`${adapter.name} on a Redis Cluster: resharding and failover`, () => {
       registerResharding(api, get, { adapter, worker: options.worker, execArgv: options.execArgv });
+      registerStrict(api, get, adapter);
       registerFailover(api, get, adapter);
+    });
+  }
+  for (const adapter of options.strictOnly ?? []) {
+    api.describe(`${adapter.name} on a Redis Cluster: strict mode`, () => {
+      registerStrict(api, get, adapter);
     });
   }
 }

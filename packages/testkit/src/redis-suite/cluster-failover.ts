@@ -166,38 +166,6 @@ export function registerFailover<C>(
         `${m.fellBack} decisions to onStoreError`,
     );
 
-  it('strict mode: an admission too few replicas confirm fails; the charge stays; denials and peeks are not held to it', async () => {
-    const c = cluster();
-    const client = adapter.createCluster!(c.startupNodes);
-    await adapter.connect(client);
-    try {
-      for (const bad of [
-        { count: 0, timeoutMs: 10 },
-        { count: 1, timeoutMs: 0 },
-        { count: 1 },
-        1,
-      ]) {
-        expect(() => adapter.makeStore(client, { replicas: bad as never })).toThrow(/replicas/);
-      }
-      const policy = fixedWindow({ limit: 2, window: '1h' });
-      // Each master has one replica: asking for two can never be met.
-      const store = adapter.makeStore(client, { replicas: { count: 2, timeoutMs: 50 } });
-      const call = { keys: keysFor(`sx-${tag}`, 'a', [policy]), policies: [policy], cost: 1 };
-      await expect(store.evaluate({ ...call, mode: 'limit' })).rejects.toMatchObject({
-        code: 'STORE_UNAVAILABLE',
-      });
-      // The master kept that charge: one left, not two (over-counted, never over-admitted).
-      expect((await store.evaluate({ ...call, mode: 'peek' }))[0]!.remaining).toBe(1);
-      const limiter = createLimiter({ store, policy, prefix: `sx-${tag}`, onStoreError: 'deny' });
-      expect((await limiter.limit('a')).reason).toBe('store-unavailable');
-      // Both charges are on the master: the next decision is a plain Redis denial, no WAIT.
-      const d = await limiter.limit('a');
-      expect([d.allowed, d.reason]).toEqual([false, undefined]);
-    } finally {
-      await adapter.disconnect(client);
-    }
-  });
-
   it('default mode: a SIGKILLed master with its replica in sync, measured', async () => {
     const m = await measureFailover(cluster(), adapter, {}, `fo-${tag}`);
     report('default mode, replica in sync', m);
@@ -228,5 +196,62 @@ export function registerFailover<C>(
       `[latency] ${adapter.name}: default p50 ${f(plain.p50)} ms p99 ${f(plain.p99)} ms; ` +
         `strict (WAIT 1) p50 ${f(strict.p50)} ms p99 ${f(strict.p99)} ms`,
     );
+  });
+}
+
+/**
+ * Registers strict mode's own checks for `adapter` (no failover): option validation, exact
+ * decisions with `replicas: 1`, and an admission that too few replicas confirm failing with its
+ * charge kept on the master.
+ */
+export function registerStrict<C>(
+  api: RedisSuiteApi,
+  cluster: () => RedisCluster,
+  adapter: RedisStoreAdapter<C>,
+): void {
+  const { it, expect } = api;
+  const tag = tagOf(adapter);
+  it('strict mode: exact on every master; an admission too few replicas confirm fails, its charge stays', async () => {
+    const c = cluster();
+    const client = adapter.createCluster!(c.startupNodes);
+    await adapter.connect(client);
+    try {
+      for (const bad of [
+        { count: 0, timeoutMs: 10 },
+        { count: 1, timeoutMs: 0 },
+        { count: 1 },
+        1,
+      ]) {
+        expect(() => adapter.makeStore(client, { replicas: bad as never })).toThrow(/replicas/);
+      }
+      const policy = fixedWindow({ limit: 2, window: '1h' });
+      // replicas: 1 on identities spread over the three masters: exact, like the default mode.
+      const exact = createLimiter({
+        store: adapter.makeStore(client, { replicas: { count: 1, timeoutMs: 1000 } }),
+        policy,
+        prefix: `sk-${tag}`,
+        onStoreError: 'throw',
+        blockCache: false,
+      });
+      for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) {
+        const ds = [await exact.limit(id), await exact.limit(id), await exact.limit(id)];
+        expect(ds.map((d) => d.allowed)).toEqual([true, true, false]);
+      }
+      // Each master has one replica: asking for two can never be met.
+      const store = adapter.makeStore(client, { replicas: { count: 2, timeoutMs: 50 } });
+      const call = { keys: keysFor(`sx-${tag}`, 'a', [policy]), policies: [policy], cost: 1 };
+      await expect(store.evaluate({ ...call, mode: 'limit' })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+      });
+      // The master kept that charge: one left, not two (over-counted, never over-admitted).
+      expect((await store.evaluate({ ...call, mode: 'peek' }))[0]!.remaining).toBe(1);
+      const limiter = createLimiter({ store, policy, prefix: `sx-${tag}`, onStoreError: 'deny' });
+      expect((await limiter.limit('a')).reason).toBe('store-unavailable');
+      // Both charges are on the master: the next decision is a plain Redis denial, no WAIT.
+      const d = await limiter.limit('a');
+      expect([d.allowed, d.reason]).toEqual([false, undefined]);
+    } finally {
+      await adapter.disconnect(client);
+    }
   });
 }
