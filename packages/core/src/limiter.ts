@@ -109,10 +109,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
 
   /** The decision `onStoreError` makes when the store cannot. */
-  async function fallBack(call: StoreCall, error: FloodgateError): Promise<Decision> {
-    if (onStoreError === 'throw') throw error;
+  async function fallBack(
+    call: StoreCall,
+    error: FloodgateError | (() => FloodgateError),
+  ): Promise<Decision> {
+    // An open breaker passes a factory: most calls never need the error, and building one (its
+    // stack trace) would cost more than the fallback's whole decision.
+    if (onStoreError === 'throw') throw typeof error === 'function' ? error() : error;
     const reason: DecisionReason =
-      error.code === 'STORE_TIMEOUT' ? 'store-timeout' : 'store-unavailable';
+      typeof error !== 'function' && error.code === 'STORE_TIMEOUT'
+        ? 'store-timeout'
+        : 'store-unavailable';
     if (onStoreError === 'allow' || onStoreError === 'deny') {
       const allowed = onStoreError === 'allow';
       const results = policies.map(() => ({
@@ -124,12 +131,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }));
       return toDecision(policies, results, reason);
     }
-    const { deadline: _, ...local } = call;
+    // The deadline was the primary store's; the fallback is not bounded by the limiter's timer.
+    const local: StoreCall =
+      call.deadline === undefined
+        ? call
+        : { keys: call.keys, policies: call.policies, cost: call.cost, mode: call.mode };
     return toDecision(policies, await onStoreError.evaluate(local), reason);
   }
 
   async function run(call: StoreCall): Promise<Decision> {
-    if (breaker !== undefined && !breaker.admit()) return fallBack(call, open());
+    if (breaker !== undefined && !breaker.admit()) return fallBack(call, open);
     let results: readonly PolicyResult[];
     try {
       results = await withTimeout(store.evaluate(call), timeoutMs);

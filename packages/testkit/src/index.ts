@@ -27,6 +27,13 @@ export {
   type RedisServerOptions,
   startRedisServer,
 } from './redis-server.js';
+export { type RedisChaosTestsOptions, redisChaosTests } from './redis-suite/chaos.js';
+export {
+  CHAOS_POLICY,
+  type ChaosEntry,
+  type ChaosReport,
+  serveChaosWorker,
+} from './redis-suite/chaos-worker.js';
 export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
 export {
   type RedisClusterEventTestsOptions,

@@ -77,6 +77,8 @@ export function redisCommands(
       fail(new Error(`redis at ${host}:${port} did not answer in time`)),
     );
     socket.once('error', fail);
+    // A reset can surface as a plain close: without this the caller would wait for the timeout.
+    socket.once('close', () => fail(new Error(`redis at ${host}:${port} closed the connection`)));
     socket.on('data', (chunk) => {
       buf = Buffer.concat([buf, chunk]);
       let at = 0;
