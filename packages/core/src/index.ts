@@ -1,4 +1,4 @@
-export type { BreakerOptions, BreakerState } from './breaker.js';
+export { Breaker, type BreakerOptions, type BreakerState } from './breaker.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';

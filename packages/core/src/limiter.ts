@@ -91,7 +91,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const blocked = cacheOption
     ? new BlockedCache(cacheOption === true ? 10_000 : cacheOption.max)
     : undefined;
-  const breakerOption = options.breaker ?? store.remote === true;
+  const breakerOption =
+    options.breaker ?? (store.remote === true && store.isolatesFailures !== true);
   const breaker = breakerOption
     ? new Breaker(breakerOption === true ? {} : breakerOption)
     : undefined;

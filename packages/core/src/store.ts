@@ -58,6 +58,12 @@ export interface Store {
    * default, and uses `fallback()` (if given) when the store fails.
    */
   readonly remote?: boolean;
+  /**
+   * True when the store contains failures itself, per part (a `ShardedStore` breaks the circuit
+   * of each shard): one limiter-wide breaker would send every identity to the fallback when one
+   * part fails, so the limiter's `breaker` then defaults to off.
+   */
+  readonly isolatesFailures?: boolean;
   /** The store to decide with while this one is failing (the default for `onStoreError`). */
   fallback?(): Store;
   /**
