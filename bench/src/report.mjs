@@ -116,6 +116,7 @@ export function chart(rows) {
   const x = (v) => left + (v / max) * barW;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="12">`,
+    '<title>Floodgate against the issue 10 targets</title>',
     `<rect width="${w}" height="${h}" fill="#fff"/>`,
     `<text x="10" y="18" font-weight="bold">Issue 10 targets: measured ratio (bar) against its target (black tick); green = met</text>`,
     `<line x1="${x(1)}" y1="28" x2="${x(1)}" y2="${h - 8}" stroke="#999" stroke-dasharray="3,3"/>`,
