@@ -30,9 +30,6 @@ if ARGV[3] == '' or ARGV[4] ~= '' then
   end
 end
 local t = time
--- On the server clock a key's TTL runs on the clock that decides, so a write that keeps the
--- key's expiry (a window's count growing) can leave the TTL alone instead of setting it again.
-local server = ARGV[3] == ''
-if not server then
+if ARGV[3] ~= '' then
   t = tonumber(ARGV[3])
 end

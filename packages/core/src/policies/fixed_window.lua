@@ -44,17 +44,11 @@ else
   if v < 9007199254740992 then
     -- A number goes to Redis as its exact decimal digits: stored int-encoded.
     wa@ = v
-    -- Same window, server clock: the expiry (the window's end) stands; add to the count.
-    if server and count > 0 and shift == 0 then
-      wb@ = cost
-    end
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', count + cost)
   end
 end
 -- @write
-if wb@ then
-  redis.call('INCRBY', key, wb@)
-else
-  redis.call('SET', key, wa@, 'PX', ttl@)
-end
+-- The expiry is set again on every write, also within one window: keeping the first one
+-- (INCRBY) let a key outlive the resetAfterMs a later decision reported by a millisecond.
+redis.call('SET', key, wa@, 'PX', ttl@)

@@ -49,10 +49,6 @@ if weighted + (cur + cost) * w <= limit * w then
   local v = (start / w * (limit + 1) + cur + cost) * (limit + 1) + prev
   if v < 9007199254740992 then
     wa@ = v
-    -- Same window, server clock: the expiry (two windows after its start) stands.
-    if server and cur > 0 and shift == 0 then
-      wb@ = cost * (limit + 1)
-    end
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', cur + cost) .. ':' .. fmt('%.17g', prev)
   end
@@ -70,8 +66,6 @@ else
   rty@ = retry + shift
 end
 -- @write
-if wb@ then
-  redis.call('INCRBY', key, wb@)
-else
-  redis.call('SET', key, wa@, 'PX', ttl@)
-end
+-- The expiry is set again on every write, also within one window: keeping the first one
+-- (INCRBY) let a key outlive the resetAfterMs a later decision reported by a millisecond.
+redis.call('SET', key, wa@, 'PX', ttl@)

@@ -68,7 +68,7 @@ export async function serveChaosWorker<C>(
     store,
     policy: CHAOS_POLICY,
     prefix: 'chaos',
-    timeoutMs: 500,
+    timeoutMs: 1000, // generous: on a loaded CI machine a shorter one times out with no fault near
     breaker: { failures: 3, cooldownMs: 1000 },
   });
   const log: ChaosEntry[] = [];
