@@ -2,8 +2,18 @@
 // against the built packages, so a renamed export or a changed option breaks CI, not a reader.
 // A block that is deliberately partial is written ```ts fragment, or preceded by
 // <!-- no-check -->; keep those rare. Errors are reported as file:line of the Markdown.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { publishedPackages, root } from '../packaging/workspace.mjs';
 import { checkPictures } from './pictures.mjs';
@@ -104,6 +114,23 @@ if (!process.env.KEEP_DOCS_SAMPLES) rmSync(out, { recursive: true, force: true }
 console.log(`docs samples: ${count} blocks type-checked`);
 
 failures.push(...(await checkPictures()));
+failures.push(...apiReference());
+
+/** The API reference must build without a warning (typedoc.config.mjs treats them as errors). */
+function apiReference() {
+  const out = mkdtempSync(join(tmpdir(), 'floodgate-api-'));
+  const r = spawnSync(
+    join(root, 'node_modules', '.bin', 'typedoc'),
+    ['--options', 'typedoc.config.mjs', '--out', out],
+    { cwd: root, encoding: 'utf8' },
+  );
+  rmSync(out, { recursive: true, force: true });
+  if (r.status === 0) {
+    console.log('API reference (typedoc) builds without warnings');
+    return [];
+  }
+  return [`pnpm docs:api fails:\n${r.stdout}${r.stderr}`];
+}
 
 if (failures.length) {
   console.error(`\n${failures.length} problem(s) in the docs:\n\n${failures.join('\n')}`);

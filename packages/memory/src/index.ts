@@ -18,12 +18,6 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-/**
- * The embedded store: state in this process, bounded by an LRU. Each key expires when its policy
- * state is back to empty, so memory follows live keys, not history. No timers per key.
- * @example
- * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
- */
 // One entry per key. Expiry lives in the entry rather than in lru-cache's TTL tracking: a read
 // compares one number, and a write to a live key updates the entry in place.
 interface Entry {
@@ -31,6 +25,12 @@ interface Entry {
   expiresAt: number;
 }
 
+/**
+ * The embedded store: state in this process, bounded by an LRU. Each key expires when its policy
+ * state is back to empty, so memory follows live keys, not history. No timers per key.
+ * @example
+ * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
+ */
 export class MemoryStore implements Store {
   readonly #cache: LRUCache<string, Entry>;
   readonly #now: () => number;
