@@ -84,7 +84,7 @@ async function fourServersPicture() {
   const before = await run([own, own, own, own]);
   const after = await run([one, one, one, one]);
   return chart({
-    title: `Four servers, 100 a minute per key: ${before.a} admitted alone, ${after.a} sharing one store`,
+    title: `Four servers, 100 a minute per key: ${before.a} admitted alone, ${after.a} sharing one store (100 + 2 s of refill)`,
     xLabel: 'requests sent (380 in 2 s, round robin)',
     yLabel: 'admitted',
     xMax: 380,
