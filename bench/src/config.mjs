@@ -11,7 +11,7 @@ function int(name, fallback, min = 1) {
   return n;
 }
 
-const SECTIONS = ['inprocess', 'redis', 'roundtrips', 'memory'];
+const SECTIONS = ['inprocess', 'redis', 'roundtrips', 'memory', 'ceiling', 'blocked', 'accuracy'];
 
 function sections() {
   const raw = process.env.BENCH_SECTIONS;
@@ -35,20 +35,32 @@ export const config = Object.freeze({
   /** Timed decisions per sequential Redis run (one in flight). */
   redisIterations: int('BENCH_REDIS_ITERATIONS', 5_000),
   /** Timed decisions per concurrent Redis run. */
-  redisConcurrentIterations: int('BENCH_REDIS_CONCURRENT_ITERATIONS', 30_000),
+  redisConcurrentIterations: int('BENCH_REDIS_CONCURRENT_ITERATIONS', 20_000),
   /** Untimed decisions before each Redis run (≥ BENCH_REDIS_KEYS). */
-  redisWarmup: int('BENCH_REDIS_WARMUP', 2_000, 0),
+  redisWarmup: int('BENCH_REDIS_WARMUP', 10_000, 0),
   /** Distinct identities in the Redis scenarios. */
-  redisKeys: int('BENCH_REDIS_KEYS', 1_000),
-  /** Decisions in flight in the concurrent Redis scenarios. */
-  concurrency: int('BENCH_CONCURRENCY', 100),
+  redisKeys: int('BENCH_REDIS_KEYS', 10_000),
+  /** Decisions in flight in the concurrent Redis scenarios (comma-separated). */
+  concurrency: (process.env.BENCH_CONCURRENCY || '16,256').split(',').map((v) => {
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`BENCH_CONCURRENCY: bad value ${v}`);
+    return n;
+  }),
+  /** Requests per `redis-benchmark` ceiling run. */
+  ceilingRequests: int('BENCH_CEILING_REQUESTS', 200_000),
+  /** Decisions per blocked-key-cache run. */
+  blockedDecisions: int('BENCH_BLOCKED_DECISIONS', 5_000),
+  /** Requests in the synthetic bursty trace of the accuracy section. */
+  accuracyRequests: int('BENCH_ACCURACY_REQUESTS', 200_000),
+  /** Where results.json and docs/benchmarks.md are written ('' = do not write). */
+  write: process.env.BENCH_WRITE ?? 'yes',
   /** Decisions counted (and timed) for the round-trip report. */
   roundTripDecisions: int('BENCH_ROUNDTRIP_DECISIONS', 5_000),
   /** Keys written for the memory-per-key report. */
   memoryKeys: int('BENCH_MEMORY_KEYS', 1_000),
   /** Runs per contender and scenario; the table shows the median. */
   repeats: int('BENCH_REPEATS', 3),
-  /** Which parts to run: inprocess, redis, roundtrips, memory (comma-separated). */
+  /** Which parts to run (comma-separated): see SECTIONS. */
   sections: sections(),
   /** The redis-server executable (default: redis-server on PATH). */
   redisServer: process.env.BENCH_REDIS_SERVER || undefined,

@@ -1,19 +1,37 @@
-// Floodgate against rate-limiter-flexible, measured in one run on one machine.
+// Floodgate against its peers, measured in one run on one machine.
 // Run: pnpm --filter @floodgate/bench bench   (see docs/benchmarks.md)
-// The report goes to stdout as Markdown; progress goes to stderr.
+// The report goes to stdout as Markdown (and, unless BENCH_WRITE=, to docs/benchmarks.md with
+// bench/results.json and docs/benchmarks.svg); progress goes to stderr.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { arch, cpus, platform } from 'node:os';
+import { arch, cpus, loadavg, platform } from 'node:os';
+import { dirname, join } from 'node:path';
+import { benchAccuracy } from './accuracy.mjs';
+import { benchBlocked } from './blocked.mjs';
+import { benchCeiling } from './ceiling.mjs';
 import { config } from './config.mjs';
+import { ERL, ERL_REDIS, RLF } from './contenders.mjs';
 import { benchInProcess } from './inprocess.mjs';
-import { formatOps, formatRatio, table } from './measure.mjs';
+import { formatOps, median, table } from './measure.mjs';
 import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
+import { targets, toJson, writeReport } from './report.mjs';
 
 const require = createRequire(import.meta.url);
-const version = (name) => require(`${name}/package.json`).version;
+// Some packages do not export ./package.json: find it next to the resolved entry point.
+function version(name) {
+  let dir = dirname(require.resolve(name));
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      if (pkg.name === name) return pkg.version;
+    } catch {}
+    const up = dirname(dir);
+    if (up === dir) return '?';
+    dir = up;
+  }
+}
 const log = (line) => process.stderr.write(`${line}\n`);
 const fmt = (n) => n.toLocaleString('en-US');
-const PEER = `rate-limiter-flexible ${version('rate-limiter-flexible')}`;
-
 const started = process.hrtime.bigint();
 const out = [];
 const print = (text = '') => {
@@ -21,24 +39,30 @@ const print = (text = '') => {
   process.stdout.write(`${text}\n`);
 };
 
+const peers = [RLF, ERL, ERL_REDIS];
+const label = (name) => (peers.includes(name) ? `${name} ${version(name)}` : `Floodgate ${name}`);
+
+/** One row per contender; ratio columns against each peer present in the scenario. */
 function throughputTable(results) {
   const rows = [];
   for (const { scenario, samples } of results) {
-    for (const policy of ['tokenBucket', 'fixedWindow']) {
+    const present = peers.filter((p) => samples.has(p));
+    for (const [name, runs] of samples) {
       rows.push([
         scenario,
-        policy,
-        formatOps(samples.get(policy)),
-        formatOps(samples.get('peer')),
-        formatRatio(samples.get(policy), samples.get('peer')),
+        label(name),
+        formatOps(runs),
+        ...present.map((p) => `${(median(runs) / median(samples.get(p))).toFixed(2)}×`),
       ]);
     }
   }
-  return table(
-    ['scenario', 'Floodgate policy', 'Floodgate ops/s', 'peer ops/s', 'Floodgate / peer'],
-    rows,
-    ['l', 'l', 'r', 'r', 'r'],
-  );
+  const present = peers.filter((p) => results[0]?.samples.has(p));
+  return table(['scenario', 'contender', 'ops/s', ...present.map((p) => `÷ ${p}`)], rows, [
+    'l',
+    'l',
+    'r',
+    ...present.map(() => 'r'),
+  ]);
 }
 
 const perDecision = (m) =>
@@ -47,134 +71,196 @@ const perDecision = (m) =>
     .map(([name, v]) => `${name.toUpperCase()} ${v.toFixed(2)}`)
     .join(', ');
 
-const label = (name) => (name === 'peer' ? PEER : `Floodgate ${name}`);
+const meta = {
+  date: new Date().toISOString(),
+  node: process.version,
+  platform: `${platform()} ${arch()}`,
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model.trim() ?? '?',
+  loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+  versions: Object.fromEntries(['ioredis', RLF, ERL, ERL_REDIS].map((n) => [n, version(n)])),
+  repeats: config.repeats,
+  note: 'Shared machine: other engineers ran tests during the run. Ratios come from interleaved runs in one process.',
+};
+const results = {};
 
 log(`bench: ${config.repeats} runs per contender, interleaved`);
-print(`# Floodgate vs ${PEER}`);
-print();
 print(
-  `${new Date().toISOString().slice(0, 10)} · Node ${process.version} · ${platform()} ${arch()} · ` +
-    `${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? '?'}) · ioredis ${version('ioredis')}` +
+  `${meta.date.slice(0, 10)} · Node ${meta.node} · ${meta.platform} · ${meta.cpus} CPUs (${meta.cpuModel}) · ` +
+    `load average at start ${meta.loadAverageAtStart.join(' ')} (a shared machine: other test runs were going on) · ` +
+    Object.entries(meta.versions)
+      .map(([n, v]) => `${n} ${v}`)
+      .join(' · ') +
     (typeof globalThis.gc === 'function' ? '' : ' · (no --expose-gc: GC between runs not forced)'),
 );
 print();
 print(
   `Each figure is the median of ${config.repeats} runs, interleaved with the other contenders ` +
-    '(± is half the range of the runs). Ratio = median Floodgate ops/s ÷ median peer ops/s; ' +
-    'above 1 means Floodgate is faster. The peer has one algorithm, a fixed window, so the same ' +
-    'peer runs are the reference for both Floodgate policies in a scenario.',
+    '(± is half the range of the runs). Ratio columns: median ÷ median of that peer; above 1 ' +
+    'means the row is faster.',
 );
 
 if (config.sections.has('inprocess')) {
-  const results = await benchInProcess(config, log);
+  results.inprocess = await benchInProcess(config, log);
   print();
-  print(
-    `## In-process: MemoryStore vs RateLimiterMemory (${fmt(config.iterations)} sequential ` +
-      `awaited decisions per run after ${fmt(config.warmup)} warm-up)`,
-  );
+  print(`### In-process (${fmt(config.iterations)} sequential awaited decisions per run)`);
   print();
-  print(throughputTable(results));
+  print(throughputTable(results.inprocess));
 }
 
-const needsRedis = ['redis', 'roundtrips', 'memory'].some((s) => config.sections.has(s));
+if (config.sections.has('accuracy')) {
+  const a = await benchAccuracy(config, log);
+  results.accuracy = a;
+  print();
+  print('### Sliding counter vs exact log on a synthetic bursty trace');
+  print();
+  print(
+    `${fmt(a.decisions)} requests from ${fmt(a.identities)} identities, limit ${a.limit} per ` +
+      `${a.windowMs / 1000} s; most stay at 0.4 × the limit, one in ten bursts to 3 × now and then; ` +
+      `${(a.deniedShare * 100).toFixed(2)} % of requests denied by the exact log. On the same ` +
+      `admitted history, \`slidingWindow\` would have decided **${(a.wrongShare * 100).toFixed(3)} %** ` +
+      `of them differently (${fmt(a.tooLoose)} admitted that the log denies, ${fmt(a.tooStrict)} ` +
+      'denied that it admits).',
+  );
+}
+
+const needsRedis = ['redis', 'roundtrips', 'memory', 'ceiling', 'blocked'].some((s) =>
+  config.sections.has(s),
+);
 if (needsRedis) {
   const redis = await startRedis(config);
+  meta.redis = redis.version;
   try {
     print();
-    print(`Redis: a throw-away redis-server ${redis.version} on 127.0.0.1:${redis.server.port}.`);
+    print(`Redis: a throw-away redis-server ${redis.version} on 127.0.0.1 (same machine).`);
     if (config.sections.has('redis')) {
-      const results = await benchRedis(config, redis, log);
+      results.redis = await benchRedis(config, redis, log);
       print();
       print(
-        `## Redis: IoRedisStore vs RateLimiterRedis (${fmt(config.redisKeys)} keys; ` +
-          `${fmt(config.redisIterations)} decisions per sequential run, ` +
-          `${fmt(config.redisConcurrentIterations)} per concurrent run)`,
+        `### Redis through ioredis (${fmt(config.redisKeys)} keys; ${fmt(config.redisIterations)} ` +
+          `decisions per sequential run, ${fmt(config.redisConcurrentIterations)} per concurrent run)`,
       );
       print();
-      print(throughputTable(results));
+      print(throughputTable(results.redis));
     }
-    if (config.sections.has('roundtrips')) {
-      const rows = await benchRoundTrips(config, redis, log);
+    if (config.sections.has('ceiling')) {
+      results.ceiling = await benchCeiling(config, redis, log);
+      const top = results.redis?.find((r) => r.inFlight === Math.max(...config.concurrency));
+      for (const c of results.ceiling) {
+        if (top?.samples.has(c.name)) c.node = median(top.samples.get(c.name));
+      }
       print();
       print(
-        `## Redis commands per decision (${fmt(config.roundTripDecisions)} sequential decisions, ` +
-          'no pipelining)',
+        `### Ceiling: \`redis-benchmark -P 16 -c 50\` running each script (EVALSHA, server clock, ` +
+          `10 000 keys), and Node at ${top?.inFlight ?? '?'} in flight as a share of it`,
       );
       print();
+      const rlfUs = results.ceiling.find((c) => c.name === RLF)?.usPerCall;
       print(
         table(
           [
-            'library',
-            'sent by the client (= round trips)',
-            'executed by the server (INFO commandstats, incl. inside Lua)',
+            'script',
+            'redis-benchmark req/s',
+            'Redis µs per call',
+            '÷ RLF µs',
+            'Node decisions/s',
+            'Node ÷ ceiling',
           ],
-          rows.map((r) => [label(r.name), perDecision(r.client), perDecision(r.server)]),
-          ['l', 'l', 'l'],
+          results.ceiling.map((c) => [
+            c.name,
+            fmt(Math.round(c.ceiling)),
+            c.usPerCall.toFixed(2),
+            (c.usPerCall / rlfUs).toFixed(2),
+            c.node === undefined ? '–' : fmt(Math.round(c.node)),
+            c.node === undefined ? '–' : `${((c.node / c.ceiling) * 100).toFixed(0)} %`,
+          ]),
+          ['l', 'r', 'r', 'r', 'r', 'r'],
         ),
       );
+    }
+    if (config.sections.has('roundtrips')) {
+      results.roundtrips = await benchRoundTrips(config, redis, log);
       print();
       print(
-        'Where the time of one sequential decision goes, in µs per decision (the same single ' +
-          'run, not a median: the Redis column is steady, the others move with machine load):',
+        `### Redis work per decision (${fmt(config.roundTripDecisions)} sequential decisions, no pipelining)`,
       );
       print();
       print(
         table(
           [
             'library',
-            'latency',
-            'Node CPU (process, all threads)',
-            'Redis CPU (command execution)',
+            'sent by the client',
+            'executed by Redis (incl. inside Lua)',
+            'latency µs',
+            'Node CPU µs',
+            'Redis CPU µs',
           ],
-          rows.map((r) => [
+          results.roundtrips.map((r) => [
             label(r.name),
+            perDecision(r.client),
+            perDecision(r.server),
             r.latencyUs.toFixed(1),
             r.clientCpuUs.toFixed(1),
             r.serverUs.toFixed(1),
           ]),
-          ['l', 'r', 'r', 'r'],
+          ['l', 'l', 'l', 'r', 'r', 'r'],
         ),
       );
-      for (const r of rows.filter((x) => x.name !== 'peer')) {
-        const evalsha = r.client.get('evalsha') ?? 0;
+      for (const r of results.roundtrips.filter((x) => !peers.includes(x.name))) {
         const total = [...r.client.values()].reduce((a, b) => a + b, 0);
-        const ok = evalsha === 1 && total === 1 && r.server.get('evalsha') === 1;
-        print();
-        print(
-          ok
-            ? `Floodgate ${r.name}: exactly 1 EVALSHA per decision ✓`
-            : `Floodgate ${r.name}: NOT 1 EVALSHA per decision ✗ (client sent ${perDecision(r.client)})`,
-        );
-        if (!ok) process.exitCode = 1;
+        if (!(r.client.get('evalsha') === 1 && total === 1)) {
+          print(`\nFloodgate ${r.name}: NOT 1 EVALSHA per decision ✗`);
+          process.exitCode = 1;
+        }
       }
     }
     if (config.sections.has('memory')) {
-      const rows = await benchMemory(config, redis, log);
+      results.memory = await benchMemory(config, redis, log);
       print();
       print(
-        `## Redis memory per key (${fmt(config.memoryKeys)} identities, one decision each, ` +
-          'limit 100 per minute)',
+        `### Redis memory per key (${fmt(config.memoryKeys)} 7-character identities, prefix ` +
+          '`floodgate` for every library, one decision each, limit 100 per hour)',
       );
       print();
       print(
         table(
           [
             'library',
-            'MEMORY USAGE (bytes, mean)',
+            'MEMORY USAGE (bytes)',
             'used_memory growth / key',
             'example key',
             'value',
             'type/encoding',
           ],
-          rows.map((r) => [
+          results.memory.map((r) => [
             label(r.name),
             r.memoryUsage.toFixed(1),
             r.usedMemoryPerKey.toFixed(1),
             `\`${r.sampleKey}\``,
-            `\`${r.sampleValue}\``,
+            `\`${String(r.sampleValue).slice(0, 40)}\``,
             r.encoding,
           ]),
           ['l', 'r', 'r', 'l', 'l', 'l'],
+        ),
+      );
+    }
+    if (config.sections.has('blocked')) {
+      results.blocked = await benchBlocked(config, redis, log);
+      print();
+      print(
+        `### Blocked-key cache (fixedWindow on Redis, sequential, ${fmt(config.blockedDecisions)} decisions)`,
+      );
+      print();
+      print(
+        table(
+          ['scenario', 'cache on', 'cache off', 'on ÷ off'],
+          results.blocked.map(({ scenario, samples }) => [
+            scenario,
+            formatOps(samples.get('cache on')),
+            formatOps(samples.get('cache off')),
+            `${(median(samples.get('cache on')) / median(samples.get('cache off'))).toFixed(2)}×`,
+          ]),
+          ['l', 'r', 'r', 'r'],
         ),
       );
     }
@@ -183,6 +269,27 @@ if (needsRedis) {
   }
 }
 
+results.targets = targets(results, { rlf: RLF, erl: { memory: ERL, redis: ERL_REDIS } });
+print();
+print('### Targets (issue 10)');
+print();
+print(
+  table(
+    ['measure', 'value', 'target', 'met'],
+    results.targets.map((t) => [
+      t.what,
+      t.value.toFixed(2),
+      `${t.higherIsBetter ? '≥' : '≤'} ${t.target}`,
+      t.met ? 'yes' : '**no**',
+    ]),
+    ['l', 'r', 'r', 'l'],
+  ),
+);
 const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 print();
 print(`Whole run: ${seconds.toFixed(1)} s.`);
+meta.seconds = Number(seconds.toFixed(1));
+if (config.write !== '') {
+  writeReport(toJson(meta, results), out.join('\n'));
+  log('bench: wrote bench/results.json, docs/benchmarks.md, docs/benchmarks.svg');
+}

@@ -1,15 +1,14 @@
 // Redis: @floodgate/ioredis IoRedisStore against rate-limiter-flexible's RateLimiterRedis, both on
 // ioredis, against a throw-away redis-server this process starts (never the one on 6379).
-import { createLimiter, fixedWindow, tokenBucket } from '@floodgate/core';
-import { IoRedisStore } from '@floodgate/ioredis';
 import { startRedisServer } from '@floodgate/testkit';
 import { Redis } from 'ioredis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { identities } from './config.mjs';
+import { redisContenders } from './contenders.mjs';
 import { collectGarbage, compare, concurrent, median, sequential } from './measure.mjs';
 
-const NEVER = 1_000_000_000;
-const HOUR_S = 3600;
+// Never reached in a run, and small enough that every policy keeps its Redis state int-encoded.
+const NEVER = 500_000;
+const DAY_MS = 86_400_000;
 
 /** Starts the server and an admin connection used only between runs. */
 export async function startRedis(config) {
@@ -34,38 +33,10 @@ export async function startRedis(config) {
   };
 }
 
-// Every run starts from an empty keyspace on our own server (the script cache survives FLUSHALL,
-// and both libraries reload their script on NOSCRIPT anyway).
-function contenders(redis, client, limit, duration = { ms: '1h', s: HOUR_S }) {
-  const floodgate = (policy) => async () => {
-    await redis.admin.flushall('SYNC');
-    const limiter = createLimiter({ store: new IoRedisStore(client), policy });
-    return { decide: (key) => limiter.limit(key) };
-  };
-  return [
-    { name: 'tokenBucket', setup: floodgate(tokenBucket({ limit, interval: duration.ms })) },
-    { name: 'fixedWindow', setup: floodgate(fixedWindow({ limit, window: duration.ms })) },
-    {
-      name: 'peer',
-      setup: async () => {
-        await redis.admin.flushall('SYNC');
-        const rl = new RateLimiterRedis({
-          storeClient: client,
-          useRedisPackage: false,
-          points: limit,
-          duration: duration.s,
-        });
-        return { decide: (key) => rl.consume(key) };
-      },
-    },
-  ];
-}
-
 /** Throughput: sequential (latency-bound) and concurrent, auto-pipelining off and on. */
 export async function benchRedis(config, redis, log) {
   const keys = identities(config.redisKeys);
   const warmup = Math.max(config.redisWarmup, config.redisKeys);
-  const c = config.concurrency;
   const scenarios = [
     {
       scenario: 'sequential (1 in flight)',
@@ -77,9 +48,10 @@ export async function benchRedis(config, redis, log) {
         return { ...(await sequential(decide, keys, n)), iterations: n };
       },
     },
-    ...[false, true].map((pipelining) => ({
-      scenario: `${c} in flight, autoPipelining ${pipelining ? 'on' : 'off'}`,
-      pipelining,
+    ...config.concurrency.map((c) => ({
+      scenario: `${c} in flight (autoPipelining)`,
+      inFlight: c,
+      pipelining: true,
       run: async (decide) => {
         await concurrent(decide, keys, warmup, c);
         collectGarbage();
@@ -94,12 +66,12 @@ export async function benchRedis(config, redis, log) {
     const client = await redis.client(s.pipelining);
     try {
       const samples = await compare(
-        contenders(redis, client, NEVER),
+        redisContenders(redis, client, NEVER, DAY_MS),
         config.repeats,
         s.run,
         (denied) => denied === 0,
       );
-      results.push({ scenario: s.scenario, samples });
+      results.push({ scenario: s.scenario, inFlight: s.inFlight ?? 1, samples });
     } finally {
       client.disconnect();
     }
@@ -129,7 +101,7 @@ export async function benchRoundTrips(config, redis, log) {
   const client = await redis.client(false);
   const rows = [];
   try {
-    for (const c of contenders(redis, client, NEVER)) {
+    for (const c of redisContenders(redis, client, NEVER, DAY_MS)) {
       const { decide } = await c.setup();
       // Loads the script on the connection (EVAL or NOSCRIPT + EVAL) and warms up the JIT
       // before counting starts.
@@ -183,11 +155,17 @@ export async function benchRoundTrips(config, redis, log) {
  */
 export async function benchMemory(config, redis, log) {
   log('  redis: memory per key');
-  const keys = identities(config.memoryKeys);
+  // 7-character identities under one prefix, `floodgate`, for every library.
+  const keys = Array.from(
+    { length: config.memoryKeys },
+    (_, i) => `u${String(i).padStart(6, '0')}`,
+  );
   const client = await redis.client(false);
   const rows = [];
   try {
-    for (const c of contenders(redis, client, 100, { ms: '1m', s: 60 })) {
+    for (const c of redisContenders(redis, client, 100, 3_600_000, undefined, {
+      samePrefix: true,
+    })) {
       const { decide } = await c.setup();
       // Loads the script, then starts from an empty keyspace again (FLUSHALL keeps scripts).
       await decide('warm-up');
@@ -213,7 +191,10 @@ export async function benchMemory(config, redis, log) {
         memoryUsageMedian: median(sizes),
         usedMemoryPerKey: (usedAfter - usedBefore) / names.length,
         sampleKey: sample,
-        sampleValue: await redis.admin.get(sample),
+        sampleValue:
+          (await redis.admin.type(sample)) === 'zset'
+            ? (await redis.admin.zrange(sample, 0, -1, 'WITHSCORES')).join(' ')
+            : await redis.admin.get(sample),
         encoding: `${await redis.admin.type(sample)}/${await redis.admin.object('ENCODING', sample)}`,
         ttlMs: await redis.admin.pttl(sample),
       });

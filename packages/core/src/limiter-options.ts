@@ -29,6 +29,7 @@ export interface LimiterOptions {
    * A circuit breaker around the store (see `BreakerOptions`): once the store keeps failing,
    * decisions go to `onStoreError` at once instead of each waiting on a dead store.
    * @default on for remote stores (5 failures in 10 s open it for 1 s, then 1 probe), off otherwise
+   * and off for a store that `isolatesFailures` (it breaks per part, e.g. per shard)
    */
   breaker?: boolean | BreakerOptions;
 }

@@ -1,5 +1,6 @@
 import { BlockedCache } from './blocked-cache.js';
 import { Breaker } from './breaker.js';
+import { LimiterCall } from './call.js';
 import { FloodgateError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
 import {
@@ -90,7 +91,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const blocked = cacheOption
     ? new BlockedCache(cacheOption === true ? 10_000 : cacheOption.max)
     : undefined;
-  const breakerOption = options.breaker ?? store.remote === true;
+  const breakerOption =
+    options.breaker ?? (store.remote === true && store.isolatesFailures !== true);
   const breaker = breakerOption
     ? new Breaker(breakerOption === true ? {} : breakerOption)
     : undefined;
@@ -101,11 +103,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     );
 
   const clock = store.now === undefined ? Date.now : () => store.now!();
-  const keysOf = (identity: string): { id: string; keys: string[] } => {
+  const idOf = (identity: string): string => {
     validateIdentity(identity);
-    const id = encodeIdentity(identity);
-    return { id, keys: policies.map((p) => policyKey(prefix, id, p.id)) };
+    return encodeIdentity(identity);
   };
+  const keysOf = (id: string): string[] => policies.map((p) => policyKey(prefix, id, p.id));
 
   /** The decision `onStoreError` makes when the store cannot. */
   async function fallBack(
@@ -131,14 +133,37 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return toDecision(policies, results, reason);
     }
     // The deadline was the primary store's; the fallback is not bounded by the limiter's timer.
-    const local: StoreCall =
-      call.deadline === undefined
-        ? call
-        : { keys: call.keys, policies: call.policies, cost: call.cost, mode: call.mode };
+    let local = call;
+    if (call instanceof LimiterCall) local = call.withoutDeadline();
+    else if (call.deadline !== undefined) {
+      const { deadline: _, ...rest } = call;
+      local = rest;
+    }
     return toDecision(policies, await onStoreError.evaluate(local), reason);
   }
 
-  async function run(call: StoreCall): Promise<Decision> {
+  // An in-process store that can answer synchronously skips the promise machinery entirely.
+  const sync =
+    store.evaluateSync !== undefined && timeoutMs === undefined && breaker === undefined
+      ? store
+      : undefined;
+
+  // Not async: on the in-process path the promise returned is the only one made per decision.
+  function run(call: StoreCall): Promise<Decision> {
+    if (sync === undefined) return runRemote(call);
+    let results: readonly PolicyResult[];
+    try {
+      results = sync.evaluateSync!(call);
+    } catch (cause) {
+      if (isCallerError(cause)) return Promise.reject(cause);
+      const error = storeError(cause);
+      if (onStoreError !== 'throw') onError?.(error);
+      return fallBack(call, error);
+    }
+    return Promise.resolve(toDecision(policies, results));
+  }
+
+  async function runRemote(call: StoreCall): Promise<Decision> {
     if (breaker !== undefined && !breaker.admit()) return fallBack(call, open);
     let results: readonly PolicyResult[];
     try {
@@ -157,56 +182,70 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return toDecision(policies, results);
   }
 
+  async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
+    const cached = cache.lookup(id, cost, clock());
+    if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
+    const flight = cache.start(id);
+    const epoch = flight.epoch;
+    let decision: Decision | undefined;
+    try {
+      decision = await run(callOf(id, cost, 'limit'));
+      return decision;
+    } finally {
+      cache.finish(id, flight, epoch, cost, decision, clock());
+    }
+  }
+
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (keys: string[], cost: number, mode: 'limit' | 'peek'): StoreCall =>
-    timeoutMs === undefined
-      ? { keys, policies, cost, mode }
-      : { keys, policies, cost, mode, deadline: performance.now() + timeoutMs };
+  const callOf = (id: string, cost: number, mode: 'limit' | 'peek'): StoreCall =>
+    new LimiterCall(
+      policies,
+      prefix,
+      id,
+      cost,
+      mode,
+      timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+    );
 
   return {
     policies,
-    async limit(identity, opts) {
-      // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
-      if (
-        opts !== undefined &&
-        (typeof opts !== 'object' || opts === null || Object.keys(opts).some((k) => k !== 'cost'))
-      ) {
-        throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
-      }
-      // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
-      const cost = opts?.cost === undefined ? 1 : opts.cost;
-      if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-        throw new FloodgateError(
-          'INVALID_COST',
-          `cost must be a positive safe integer, got ${String(cost)}`,
-        );
-      }
-      const { id, keys } = keysOf(identity);
-      if (cost > capacity) {
-        throw new FloodgateError(
-          'COST_EXCEEDS_CAPACITY',
-          `cost ${cost} exceeds the largest admissible cost ${capacity}`,
-        );
-      }
-      if (blocked === undefined) return run(callOf(keys, cost, 'limit'));
-      const cached = blocked.lookup(id, cost, clock());
-      if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
-      const flight = blocked.start(id);
-      const epoch = flight.epoch;
-      let decision: Decision | undefined;
+    limit(identity, opts) {
       try {
-        decision = await run(callOf(keys, cost, 'limit'));
-        return decision;
-      } finally {
-        blocked.finish(id, flight, epoch, cost, decision, clock());
+        // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
+        if (
+          opts !== undefined &&
+          (typeof opts !== 'object' || opts === null || Object.keys(opts).some((k) => k !== 'cost'))
+        ) {
+          throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
+        }
+        // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
+        const cost = opts?.cost === undefined ? 1 : opts.cost;
+        if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+          throw new FloodgateError(
+            'INVALID_COST',
+            `cost must be a positive safe integer, got ${String(cost)}`,
+          );
+        }
+        const id = idOf(identity);
+        if (cost > capacity) {
+          throw new FloodgateError(
+            'COST_EXCEEDS_CAPACITY',
+            `cost ${cost} exceeds the largest admissible cost ${capacity}`,
+          );
+        }
+        if (blocked === undefined) return run(callOf(id, cost, 'limit'));
+        return limitBlocked(blocked, id, cost);
+      } catch (error) {
+        // Bad input rejects, as from an async function, rather than throwing synchronously.
+        return Promise.reject(error);
       }
     },
     async peek(identity) {
-      const { keys } = keysOf(identity);
-      return run(callOf(keys, 1, 'peek'));
+      return run(callOf(idOf(identity), 1, 'peek'));
     },
     async reset(identity) {
-      const { id, keys } = keysOf(identity);
+      const id = idOf(identity);
+      const keys = keysOf(id);
       blocked?.invalidate(id);
       try {
         // Decisions made by a fallback store during an outage are forgotten too.

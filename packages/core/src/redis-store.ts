@@ -1,6 +1,5 @@
 import { FloodgateError, isFloodgateError } from './errors.js';
-import { LIMIT_SCRIPT } from './lua.generated.js';
-import { decodeScriptReply, encodeScriptArgs, LIMIT_SCRIPT_SHA1 } from './script.js';
+import { decodeScriptReply, encodeScriptArgs, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
 /** Options every Redis-backed store takes. */
@@ -24,9 +23,33 @@ export interface RedisStoreOptions {
    * @default false
    */
   rejectIfNotReady?: boolean;
+  /**
+   * Strict mode: an admission counts only once `count` replicas hold it. The script and a
+   * `WAIT count timeoutMs` go to the master in one pipelined round trip, on one connection; if
+   * fewer replicas confirm within `timeoutMs`, the call fails with `STORE_UNAVAILABLE` and the
+   * limiter's `onStoreError` decides (`'deny'` for zero over-admission across a failover). The
+   * charge the master already applied stays there: strict mode may over-count, never over-admit.
+   * Costs the replication lag on every admission (see docs/cluster.md). Denials and `peek` do
+   * not wait.
+   * @default undefined (off: a failover can lose the last acknowledged writes)
+   */
+  replicas?: { count: number; timeoutMs: number };
 }
 
-const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady'];
+const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas'];
+
+function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
+  if (value === undefined) return undefined;
+  const r = value as { count?: unknown; timeoutMs?: unknown } | null;
+  const positive = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
+  if (typeof r !== 'object' || r === null || !positive(r.count) || !positive(r.timeoutMs)) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'replicas must be { count, timeoutMs }, both positive integers',
+    );
+  }
+  return { count: r.count as number, timeoutMs: r.timeoutMs as number };
+}
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -46,6 +69,7 @@ export abstract class RedisScriptStore implements Store {
   readonly #label: string;
   readonly #rejectIfNotReady: boolean;
   readonly #offset = new ClockOffset();
+  readonly #replicas: { count: number; timeoutMs: number } | undefined;
 
   protected constructor(label: string, options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -67,10 +91,37 @@ export abstract class RedisScriptStore implements Store {
     this.clockNow = options.now ?? Date.now;
     if (clock === 'client') this.now = this.clockNow;
     this.#rejectIfNotReady = options.rejectIfNotReady === true;
+    this.#replicas = checkReplicas(options.replicas);
+    if (
+      this.#replicas !== undefined &&
+      this.sendWithWait === RedisScriptStore.prototype.sendWithWait
+    ) {
+      throw new FloodgateError(
+        'INVALID_OPTION',
+        `${label}: replicas (strict mode) is not supported`,
+      );
+    }
   }
 
   /** Sends one command (`EVALSHA`, `EVAL` or `DEL`) to the node owning `firstKey`. */
   protected abstract send(firstKey: string, name: string, args: string[]): Promise<unknown>;
+
+  /**
+   * Strict mode: sends `name args` and then `WAIT count timeoutMs` to the node owning `firstKey`,
+   * pipelined on one connection (WAIT counts the replicas that hold that connection's writes).
+   * Resolves with the command's reply (an error reply as an Error value, not thrown) and WAIT's
+   * count. Not abstract, so an adapter written before strict mode still compiles; the
+   * `replicas` option is refused for an adapter that does not override it.
+   */
+  protected sendWithWait(
+    _firstKey: string,
+    _name: string,
+    _args: string[],
+    _count: number,
+    _timeoutMs: number,
+  ): Promise<[unknown, number]> {
+    return Promise.reject(new Error('sendWithWait is not implemented by this store'));
+  }
 
   /** Whether the client is connected now (only asked with `rejectIfNotReady`). */
   protected abstract isReady(): boolean;
@@ -104,22 +155,29 @@ export abstract class RedisScriptStore implements Store {
       deadline = this.#offset.toRedis(call.deadline);
     }
     const n = call.keys.length;
-    const args = [
-      LIMIT_SCRIPT_SHA1,
-      String(n),
-      ...call.keys,
-      ...encodeScriptArgs(call, now, deadline),
-    ];
+    // One script per combination of policy kinds, cached per limiter's policies array.
+    const script = scriptFor(call.policies);
+    const args = [script.sha1, String(n), ...call.keys, ...encodeScriptArgs(call, now, deadline)];
+    // Strict mode waits for replicas only where something may be written.
+    const strict = call.mode === 'limit' ? this.#replicas : undefined;
+    let acked = 0;
+    const run = async (name: string): Promise<unknown> => {
+      if (strict === undefined) return this.send(firstKey, name, args);
+      const [r, w] = await this.sendWithWait(firstKey, name, args, strict.count, strict.timeoutMs);
+      if (r instanceof Error) throw r;
+      acked = w;
+      return r;
+    };
     let reply: unknown;
     try {
-      reply = await this.send(firstKey, 'EVALSHA', args);
+      reply = await run('EVALSHA');
     } catch (error) {
       if (!isNoScript(error)) throw this.#unavailable(error);
       // The script cache was emptied (flush, restart, failover): EVAL loads it again on the
       // node that owns the keys, with the same arguments.
       try {
-        args[0] = LIMIT_SCRIPT;
-        reply = await this.send(firstKey, 'EVAL', args);
+        args[0] = script.source;
+        reply = await run('EVAL');
       } catch (retryError) {
         throw this.#unavailable(retryError);
       }
@@ -127,6 +185,15 @@ export abstract class RedisScriptStore implements Store {
     const received = performance.now();
     const { results, time } = decodeScriptReply(reply, n);
     if (time > 0) this.#offset.sample(time, received);
+    // `!(≥)`, not `<`: a WAIT reply that is not a number confirms nothing.
+    if (strict !== undefined && !(acked >= strict.count) && results.every((r) => r.allowed)) {
+      // Charged on the master, not yet on enough replicas: a failover now could forget it.
+      throw new FloodgateError(
+        'STORE_UNAVAILABLE',
+        `Redis (${this.#label}): the admission reached ${acked} of ${strict.count} replicas ` +
+          `within ${strict.timeoutMs} ms (strict mode); the master keeps the charge`,
+      );
+    }
     return results;
   }
 

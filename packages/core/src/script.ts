@@ -1,25 +1,183 @@
 import { createHash } from 'node:crypto';
 import { FloodgateError } from './errors.js';
-import { LIMIT_SCRIPT } from './lua.generated.js';
+import { LUA_SOURCES } from './lua.generated.js';
+import type { PolicyKind } from './policies/kinds.js';
 import type { PolicyResult, StoreCall } from './store.js';
+import type { Policy } from './types.js';
 
-/** SHA-1 of `LIMIT_SCRIPT`, for `EVALSHA`. */
-export const LIMIT_SCRIPT_SHA1: string = createHash('sha1').update(LIMIT_SCRIPT).digest('hex');
+/** One assembled limit script: its text (for `EVAL`) and SHA-1 (for `EVALSHA`). */
+export interface LimitScript {
+  readonly source: string;
+  readonly sha1: string;
+}
+
+interface Fragment {
+  readonly params: readonly string[];
+  readonly eval: string;
+  readonly write: string;
+  readonly shaping: boolean;
+}
+
+/** Text of `source` after the line `-- @<marker>` up to the next `-- @` line. */
+function section(source: string, marker: string): string {
+  const start = source.indexOf(`\n-- @${marker}`);
+  if (start < 0) return '';
+  const body = source.slice(source.indexOf('\n', start + 1) + 1);
+  const end = body.indexOf('\n-- @');
+  return (end < 0 ? body : body.slice(0, end + 1)).trimEnd();
+}
+
+function fragmentOf(kind: PolicyKind): Fragment {
+  const name = kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  let source = LUA_SOURCES[name]!;
+  const use = /\n-- @use (\w+)/.exec(source);
+  if (use !== null) source = LUA_SOURCES[use[1]!]!;
+  const params = /\n-- @params ([\w ]+)/.exec(source)![1]!.trim().split(/\s+/);
+  return {
+    params,
+    eval: section(source, 'eval'),
+    write: section(source, 'write'),
+    shaping: kind === 'leakyBucket',
+  };
+}
+
+const HELPERS = ['floor_div', 'ceil_div'] as const;
+// ceil_div calls floor_div: whoever needs the one needs both.
+const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
+  floor_div: ['floor_div'],
+  ceil_div: ['floor_div', 'ceil_div'],
+};
 
 /**
- * `ARGV` for `LIMIT_SCRIPT` (its `KEYS` are `call.keys`). `now` in integer ms uses the caller's
- * clock; undefined lets the script read Redis `TIME`. `deadline` is a Redis `TIME` in ms after
- * which the script must not charge (its caller has given up); undefined for none.
+ * Assembles the script for a combination of kinds (compose.lua says how): straight-line code, no
+ * dispatch table, no closures beyond the helpers its fragments call.
+ */
+export function assembleScript(kinds: readonly PolicyKind[]): string {
+  const fragments = kinds.map(fragmentOf);
+  const code = fragments.map((f) => `${f.eval}\n${f.write}`).join('\n');
+  const wanted = new Set<string>();
+  for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
+  const out = [`-- Floodgate limit script: ${kinds.join(' + ')}`];
+  for (const h of HELPERS) if (wanted.has(h)) out.push(section(LUA_SOURCES.common!, `helper ${h}`));
+  out.push(section(LUA_SOURCES.compose!, 'prelude'));
+  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names.
+  const bases: number[] = [];
+  let next = 5;
+  for (const f of fragments) {
+    bases.push(next);
+    next += f.params.length;
+  }
+  const paramsOf = (f: Fragment, i: number, body: string) => {
+    const used = f.params
+      .map((p, j) => [p, j] as const)
+      .filter(([p]) => new RegExp(`\\b${p}\\b`).test(body));
+    if (used.length === 0) return [];
+    const names = used.map(([p]) => p).join(', ');
+    const values = used.map(([, j]) => `tonumber(ARGV[${bases[i]! + j}])`).join(', ');
+    return [`local ${names} = ${values}`];
+  };
+  const fill = (f: Fragment, body: string, i: number) =>
+    body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
+  fragments.forEach((f, i) => {
+    const n = i + 1;
+    out.push(
+      `local ok${n}, rem${n}, rst${n}, rty${n}, dly${n}, nrem${n}, ttl${n} = false, 0, 0, 0, 0, 0, 0`,
+      `local wa${n}, wb${n}, ws${n}`,
+      'do',
+      `local key = KEYS[${n}]`,
+      ...paramsOf(f, i, f.eval),
+      fill(f, f.eval, i),
+      'end',
+    );
+  });
+  const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
+  const reply = (fields: (n: number) => string) =>
+    `{ ${kinds.map((_, i) => fields(i + 1)).join(', ')}, time }`;
+  out.push(`if mode == 'limit' and ${all} then`);
+  fragments.forEach((f, i) => {
+    out.push(
+      'do',
+      `local key = KEYS[${i + 1}]`,
+      ...paramsOf(f, i, f.write),
+      fill(f, f.write, i),
+      'end',
+    );
+  });
+  out.push(
+    `return ${reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`)}`,
+    'end',
+    `if mode == 'peek' then`,
+    `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, dly${n}`)}`,
+    'end',
+    `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`)}`,
+  );
+  return `${out.join('\n')}\n`;
+}
+
+// Lua allows 200 locals per function: the prelude takes 6, each policy 10.
+const MAX_POLICIES = 16;
+const byKinds = new Map<string, LimitScript>();
+const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
+
+/** The script for these kinds, assembled once per process. */
+export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
+  const signature = kinds.join(',');
+  let script = byKinds.get(signature);
+  if (script === undefined) {
+    if (kinds.length > MAX_POLICIES) {
+      throw new FloodgateError('INVALID_POLICY', `at most ${MAX_POLICIES} policies per limiter`);
+    }
+    const source = assembleScript(kinds);
+    script = { source, sha1: createHash('sha1').update(source).digest('hex') };
+    byKinds.set(signature, script);
+  }
+  return script;
+}
+
+/** The script a call with these policies runs; cached per policies array (one per limiter). */
+export function scriptFor(policies: readonly Policy[]): LimitScript {
+  let script = byPolicies.get(policies);
+  if (script === undefined) {
+    script = scriptForKinds(policies.map((p) => p.kind));
+    byPolicies.set(policies, script);
+  }
+  return script;
+}
+
+/** @deprecated One script per combination now (`scriptFor`); this is a lone fixedWindow's. */
+export const LIMIT_SCRIPT: string = scriptForKinds(['fixedWindow']).source;
+/** @deprecated See `LIMIT_SCRIPT`. */
+export const LIMIT_SCRIPT_SHA1: string = scriptForKinds(['fixedWindow']).sha1;
+
+const paramsCache = new WeakMap<readonly Policy[], readonly string[]>();
+
+/** How many of `Policy.params` a kind's fragment reads (its @params). */
+export function paramCount(kind: PolicyKind): number {
+  return fragmentOf(kind).params.length;
+}
+
+function paramsOf(policies: readonly Policy[]): readonly string[] {
+  let params = paramsCache.get(policies);
+  if (params === undefined) {
+    params = policies.flatMap((p) => p.params.slice(0, paramCount(p.kind)).map(String));
+    paramsCache.set(policies, params);
+  }
+  return params;
+}
+
+/**
+ * `ARGV` for `scriptFor(call.policies)` (its `KEYS` are `call.keys`). `now` in integer ms uses
+ * the caller's clock; undefined lets the script read Redis `TIME`. `deadline` is a Redis `TIME`
+ * in ms after which the script must not charge (its caller has given up); undefined for none.
  */
 export function encodeScriptArgs(call: StoreCall, now?: number, deadline?: number): string[] {
-  const args = [
-    call.mode,
-    String(call.cost),
-    now === undefined ? '' : String(now),
-    deadline === undefined ? '' : String(deadline),
-  ];
-  for (const p of call.policies)
-    args.push(p.kind, String(p.params[0]), String(p.params[1]), String(p.params[2]));
+  const params = paramsOf(call.policies);
+  const args = new Array<string>(4 + params.length);
+  args[0] = call.mode;
+  args[1] = String(call.cost);
+  args[2] = now === undefined ? '' : String(now);
+  args[3] = deadline === undefined ? '' : String(deadline);
+  for (let i = 0; i < params.length; i++) args[4 + i] = params[i]!;
   return args;
 }
 

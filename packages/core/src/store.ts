@@ -1,4 +1,6 @@
-import { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';
+// The reference composition lives with the policies (policies/compose.ts, next to compose.lua).
+export { evaluateAll } from './policies/compose.js';
+
 import type { Policy } from './types.js';
 
 /** One decision's worth of work for a store: every policy of one identity, atomically. */
@@ -16,6 +18,14 @@ export interface StoreCall {
    * caller has answered without it, and a late charge would count a request nobody admitted.
    */
   readonly deadline?: number;
+  /**
+   * The encoded identity `keys` were built from (`encodeIdentity`), with `prefix`: an in-process
+   * store can key its state by (prefix, policy id, identity) without building or hashing `keys`.
+   * The limiter always sets both; a store must still work from `keys` alone.
+   */
+  readonly identity?: string;
+  /** The limiter's prefix; set together with `identity`. */
+  readonly prefix?: string;
 }
 
 /** One policy's verdict as a store reports it, after the store applied (or skipped) the charge. */
@@ -35,6 +45,12 @@ export interface PolicyResult {
  */
 export interface Store {
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]>;
+  /**
+   * Optional synchronous `evaluate`, for in-process stores: the limiter then decides without a
+   * promise per store call (when it has no `timeoutMs` and no breaker). The returned array and
+   * its objects may be reused by the store's next call: read them before calling it again.
+   */
+  evaluateSync?(call: StoreCall): readonly PolicyResult[];
   /** Deletes the keys: the identity is back to its empty state. */
   reset(keys: readonly string[]): Promise<void>;
   /**
@@ -42,6 +58,12 @@ export interface Store {
    * default, and uses `fallback()` (if given) when the store fails.
    */
   readonly remote?: boolean;
+  /**
+   * True when the store contains failures itself, per part (a `ShardedStore` breaks the circuit
+   * of each shard): one limiter-wide breaker would send every identity to the fallback when one
+   * part fails, so the limiter's `breaker` then defaults to off.
+   */
+  readonly isolatesFailures?: boolean;
   /** The store to decide with while this one is failing (the default for `onStoreError`). */
   fallback?(): Store;
   /**
@@ -49,48 +71,4 @@ export interface Store {
    * The limiter's blocked-key cache times entries with it; without it, with `Date.now`.
    */
   now?(): number;
-}
-
-/**
- * Evaluates all policies at `now` and says what to write: the reference composition the Lua
- * script mirrors. `writes[i]` is the new state and TTL for key i, or undefined to leave it.
- */
-export function evaluateAll(
-  call: StoreCall,
-  states: readonly (PolicyState | undefined)[],
-  now: number,
-): { results: PolicyResult[]; writes: ({ state: PolicyState; ttlMs: number } | undefined)[] } {
-  const cost = call.mode === 'peek' ? 1 : call.cost;
-  const outcomes: PolicyOutcome[] = [];
-  let allowed = true;
-  for (let i = 0; i < call.policies.length; i++) {
-    const o = evaluatePolicy(call.policies[i]!, states[i], now, cost);
-    if (!o.allowed) allowed = false;
-    outcomes.push(o);
-  }
-  const charge = allowed && call.mode === 'limit';
-  const results: PolicyResult[] = [];
-  const writes: ({ state: PolicyState; ttlMs: number } | undefined)[] = [];
-  for (const o of outcomes) {
-    if (charge) {
-      results.push({
-        allowed: true,
-        remaining: o.nextRemaining,
-        resetAfterMs: o.nextResetAfterMs,
-        retryAfterMs: 0,
-        delayMs: o.delayMs,
-      });
-      writes.push({ state: o.next!, ttlMs: o.nextResetAfterMs });
-    } else {
-      results.push({
-        allowed: o.allowed,
-        remaining: o.remaining,
-        resetAfterMs: o.resetAfterMs,
-        retryAfterMs: o.retryAfterMs,
-        delayMs: call.mode === 'peek' ? o.delayMs : 0,
-      });
-      writes.push(undefined);
-    }
-  }
-  return { results, writes };
 }

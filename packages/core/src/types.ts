@@ -1,10 +1,6 @@
-/** The five algorithms. */
-export type PolicyKind =
-  | 'fixedWindow'
-  | 'slidingWindow'
-  | 'slidingWindowLog'
-  | 'tokenBucket'
-  | 'leakyBucket';
+import type { PolicyKind } from './policies/kinds.js';
+
+export type { PolicyKind };
 
 /**
  * A rate-limit policy: what a factory such as `tokenBucket(...)` returns. Plain data, so a store
@@ -14,7 +10,10 @@ export interface Policy {
   readonly kind: PolicyKind;
   /** Shown in `RateLimit` headers and problem bodies. */
   readonly name: string;
-  /** Key suffix: derived from the parameters, so two limiters with one policy share state. */
+  /**
+   * Key suffix, a few characters: the kind's tag and a short hash of `params`, so two limiters
+   * with one policy share state and a changed policy starts a fresh key (see policies/define.ts).
+   */
   readonly id: string;
   /** Requests (cost units) allowed per `windowMs`: the quota advertised in headers. */
   readonly limit: number;

@@ -3,6 +3,7 @@ import { isFloodgateError } from '../src/errors.js';
 import {
   fixedWindow,
   leakyBucket,
+  MAX_LOG_LIMIT,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -23,46 +24,46 @@ describe('policy factories', () => {
     expect(fixedWindow({ limit: 100, window: '1m' })).toEqual({
       kind: 'fixedWindow',
       name: '100-per-1m',
-      id: 'fw:100:60000',
+      id: fixedWindow({ limit: 100, window: 60_000 }).id,
       limit: 100,
       windowMs: 60_000,
       capacity: 100,
       params: [100, 60_000, 0],
     });
-    expect(slidingWindow({ limit: 5, window: 1500 }).id).toBe('sw:5:1500');
+    expect(slidingWindow({ limit: 5, window: 1500 }).id).toMatch(/^sw:[\w-]{5}$/);
     expect(slidingWindow({ limit: 5, window: 1500 }).name).toBe('5-per-1500ms');
     expect(slidingWindowLog({ limit: 5, window: '2h', name: 'hourly' })).toMatchObject({
       kind: 'slidingWindowLog',
       name: 'hourly',
-      id: 'swl:5:7200000',
+      id: expect.stringMatching(/^swl:[\w-]{5}$/),
       capacity: 5,
     });
   });
 
   it('tokenBucket counts in ticks: one unit = interval/g, one ms = limit/g (g = gcd)', () => {
     const p = tokenBucket({ limit: 7, interval: '1m' });
-    expect([p.capacity, ...p.params, p.id]).toEqual([7, 7, 60_000, 7, 'tb:7:60000:7']);
+    expect([p.capacity, ...p.params]).toEqual([7, 7, 60_000, 7]);
     const q = tokenBucket({ limit: 10, interval: '1s', burst: 25 });
-    expect([q.capacity, ...q.params, q.id, q.name]).toEqual([
-      25,
-      25,
-      100,
-      1,
-      'tb:10:1000:25',
-      '10-per-1s',
-    ]);
+    expect([q.capacity, ...q.params, q.name]).toEqual([25, 25, 100, 1, '10-per-1s']);
   });
 
   it('leakyBucket: capacity is queue + 1 (the one starting now and those waiting)', () => {
     const p = leakyBucket({ limit: 3, interval: '1s', queue: 4 });
-    expect([p.kind, p.capacity, ...p.params, p.id]).toEqual([
-      'leakyBucket',
-      5,
-      5,
-      1000,
-      3,
-      'lb:3:1000:4',
-    ]);
+    expect([p.kind, p.capacity, ...p.params]).toEqual(['leakyBucket', 5, 5, 1000, 3]);
+  });
+
+  it('ids are short: the kind tag and 5 characters of a hash of the parameters', () => {
+    for (const p of [
+      fixedWindow({ limit: 1_000_000, window: '7d' }),
+      tokenBucket({ limit: 123_456, interval: '1h', burst: 999_999 }),
+      leakyBucket({ limit: 3, interval: '1s', queue: 4 }),
+    ]) {
+      expect(p.id).toMatch(/^(fw|sw|swl|tb|lb):[A-Za-z0-9_-]{5}$/);
+    }
+    // The id follows what the algorithm runs on: equal rates share state, as they should.
+    expect(tokenBucket({ limit: 10, interval: '1s' }).id).toBe(
+      tokenBucket({ limit: 20, interval: '2s', burst: 10 }).id,
+    );
   });
 
   it('the same parameters give the same id whatever the spelling or name; others differ', () => {
@@ -121,6 +122,17 @@ describe('policy factories', () => {
     );
     expect(fixedWindow({ limit: 1_000_000, window: '1d' }).capacity).toBe(1_000_000);
     expect(tokenBucket({ limit: 1_000_000, interval: '1d' }).capacity).toBe(1_000_000);
+  });
+
+  it('slidingWindowLog refuses limits above MAX_LOG_LIMIT and points to slidingWindow', () => {
+    const e = thrown(() => slidingWindowLog({ limit: 1_000_000, window: '1m' }));
+    expect(e.code).toBe('INVALID_POLICY');
+    expect(e.message).toContain('slidingWindow (');
+    expect(thrown(() => slidingWindowLog({ limit: MAX_LOG_LIMIT + 1, window: '1s' })).code).toBe(
+      'INVALID_POLICY',
+    );
+    expect(slidingWindowLog({ limit: MAX_LOG_LIMIT, window: '1s' }).capacity).toBe(MAX_LOG_LIMIT);
+    expect(slidingWindow({ limit: 1_000_000, window: '1m' }).capacity).toBe(1_000_000);
   });
 
   it('tokenBucket: burst may be below or above the limit', () => {

@@ -41,17 +41,18 @@ describe('createLimiter', () => {
     expect((await l.limit('u')).allowed).toBe(true);
     expect((await l.limit('u')).allowed).toBe(false);
     expect(store.calls).toBe(4);
-    expect([...store.states.keys()]).toEqual(['api:{u}:fw:2:1000']);
+    expect([...store.states.keys()]).toEqual([`api:{u}:${l.policies[0]!.id}`]);
     await l.reset('u');
     expect(store.states.size).toBe(0);
-    expect(l.policies.map((p) => p.id)).toEqual(['fw:2:1000']);
+    expect(l.policies.map((p) => p.id)).toEqual([fixedWindow({ limit: 2, window: 1000 }).id]);
     expect(Object.isFrozen(l.policies)).toBe(true);
   });
 
   it("the default prefix is 'floodgate'", async () => {
     const store = new MapStore();
     await createLimiter({ store, policy: fixedWindow({ limit: 2, window: '1s' }) }).limit('u');
-    expect([...store.states.keys()]).toEqual(['floodgate:{u}:fw:2:1000']);
+    const id = fixedWindow({ limit: 2, window: '1s' }).id;
+    expect([...store.states.keys()]).toEqual([`floodgate:{u}:${id}`]);
   });
 
   it('bad input never reaches the store', async () => {

@@ -5,9 +5,22 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isFloodgateError } from '../src/errors.js';
-import { LIMIT_SCRIPT, LUA_SOURCES } from '../src/lua.generated.js';
-import { fixedWindow, tokenBucket } from '../src/policies/factories.js';
-import { decodeScriptReply, encodeScriptArgs, LIMIT_SCRIPT_SHA1 } from '../src/script.js';
+import { LUA_SOURCES } from '../src/lua.generated.js';
+import {
+  fixedWindow,
+  leakyBucket,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '../src/policies/factories.js';
+import { POLICY_KINDS } from '../src/policies/kinds.js';
+import {
+  assembleScript,
+  decodeScriptReply,
+  encodeScriptArgs,
+  scriptFor,
+  scriptForKinds,
+} from '../src/script.js';
 
 const core = fileURLToPath(new URL('..', import.meta.url));
 
@@ -25,7 +38,7 @@ describe('the generated Lua', () => {
     // On a copy of the generator's inputs, so the real files are never touched.
     const dir = mkdtempSync(join(tmpdir(), 'floodgate-lua-'));
     try {
-      for (const sub of ['scripts', 'lua', 'src'])
+      for (const sub of ['scripts', 'src'])
         cpSync(join(core, sub), join(dir, sub), { recursive: true });
       const generated = join(dir, 'src', 'lua.generated.ts');
       const check = () =>
@@ -35,8 +48,8 @@ describe('the generated Lua', () => {
         });
       expect(check().status).toBe(0);
       writeFileSync(
-        join(dir, 'lua', 'common.lua'),
-        `${readFileSync(join(dir, 'lua', 'common.lua'), 'utf8')}\n-- edited\n`,
+        join(dir, 'src', 'policies', 'common.lua'),
+        `${readFileSync(join(dir, 'src', 'policies', 'common.lua'), 'utf8')}\n-- edited\n`,
       );
       const stale = check();
       expect(stale.status).toBe(1);
@@ -49,28 +62,55 @@ describe('the generated Lua', () => {
     }
   });
 
-  it('LIMIT_SCRIPT is every source, helpers first and the composition last', () => {
-    const order = [
-      'common',
-      'fixed_window',
-      'sliding_window',
-      'sliding_window_log',
-      'token_bucket',
-      'leaky_bucket',
-      'limit',
-    ];
-    expect(Object.keys(LUA_SOURCES).sort()).toEqual([...order].sort());
-    expect(LIMIT_SCRIPT).toBe(order.map((n) => LUA_SOURCES[n]).join('\n'));
-    expect(LIMIT_SCRIPT_SHA1).toMatch(/^[0-9a-f]{40}$/);
-    for (const kind of [
-      'fixedWindow',
-      'slidingWindow',
-      'slidingWindowLog',
-      'tokenBucket',
-      'leakyBucket',
-    ]) {
-      expect(LIMIT_SCRIPT).toContain(`POLICIES.${kind} = function`);
+  it('holds common, compose and one fragment per kind in POLICY_KINDS', () => {
+    const stems = POLICY_KINDS.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+    expect(Object.keys(LUA_SOURCES).sort()).toEqual(['common', 'compose', ...stems].sort());
+  });
+});
+
+describe('one lean script per combination of kinds', () => {
+  it('is straight-line code: no dispatch table, no closures but the helpers it calls', () => {
+    for (const kind of POLICY_KINDS) {
+      const source = scriptForKinds([kind]).source;
+      expect(source).not.toContain('POLICIES');
+      expect(source).not.toContain('replicate_commands');
+      const functions = source.match(/function/g) ?? [];
+      expect(functions.length, kind).toBeLessThanOrEqual(2);
+      // Only this kind's fragment.
+      for (const other of POLICY_KINDS.filter((k) => k !== kind)) {
+        expect(source).not.toContain(`Floodgate limit script: ${other}\n`);
+      }
     }
+    // fixedWindow needs floor_div only; the log needs no helper at all.
+    expect(scriptForKinds(['fixedWindow']).source).not.toContain('ceil_div');
+    expect(scriptForKinds(['slidingWindowLog']).source).not.toContain('function');
+  });
+
+  it('reads TIME only for the server clock or a deadline', () => {
+    const source = scriptForKinds(['tokenBucket']).source;
+    expect(source.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);
+    expect(source).toContain("if ARGV[3] == '' or ARGV[4] ~= '' then");
+  });
+
+  it('scriptFor: one script per kinds, cached per policies array; sha1 is the text SHA-1', () => {
+    const a = [fixedWindow({ limit: 5, window: '1s' }), tokenBucket({ limit: 7, interval: '1m' })];
+    const b = [fixedWindow({ limit: 9, window: '1h' }), tokenBucket({ limit: 1, interval: '1s' })];
+    expect(scriptFor(a)).toBe(scriptFor(a));
+    expect(scriptFor(a)).toBe(scriptFor(b));
+    expect(scriptFor(a).source).toBe(assembleScript(['fixedWindow', 'tokenBucket']));
+    expect(scriptFor(a).sha1).toMatch(/^[0-9a-f]{40}$/);
+    expect(scriptFor([a[1]!, a[0]!]).sha1).not.toBe(scriptFor(a).sha1);
+    expect(scriptFor([leakyBucket({ limit: 1, interval: '1s', queue: 1 })]).source).toContain(
+      'if true then',
+    );
+    const all = [
+      fixedWindow({ limit: 5, window: '1s' }),
+      slidingWindow({ limit: 5, window: '1s' }),
+      slidingWindowLog({ limit: 5, window: '1s' }),
+      tokenBucket({ limit: 5, interval: '1s' }),
+      leakyBucket({ limit: 5, interval: '1s', queue: 1 }),
+    ];
+    expect(scriptFor(all).source).toContain('KEYS[5]');
   });
 });
 
@@ -86,23 +126,25 @@ describe('script arguments and replies', () => {
     mode: 'limit' as const,
   };
 
-  it('ARGV: mode, cost, now (empty = Redis TIME), deadline, then kind and three integers per policy', () => {
+  it('ARGV: mode, cost, now and deadline (empty = none), then the parameters each kind reads', () => {
+    // fixedWindow reads limit and window; tokenBucket capacity, ticks per unit, ticks per ms.
     expect(encodeScriptArgs(call, 1_700_000_000_123)).toEqual([
       'limit',
       '3',
       '1700000000123',
       '',
-      'fixedWindow',
       '5',
       '1000',
-      '0',
-      'tokenBucket',
       '9',
       '60000',
       '7',
     ]);
-    expect(encodeScriptArgs({ ...call, mode: 'peek' })[2]).toBe('');
-    expect(encodeScriptArgs(call, undefined, 1_700_000_000_500)[3]).toBe('1700000000500');
+    expect(encodeScriptArgs({ ...call, mode: 'peek' }, undefined, 42).slice(0, 4)).toEqual([
+      'peek',
+      '3',
+      '',
+      '42',
+    ]);
   });
 
   it('the reply: five integers per policy and the time; late is STORE_TIMEOUT; else STORE_PROTOCOL', () => {

@@ -5,7 +5,9 @@ import {
   type Store,
 } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
-import type { Cluster, Redis } from 'ioredis';
+import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+
+type Pipeline = ChainableCommander;
 
 /** Options of `IoRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default. */
 export type IoRedisStoreOptions = RedisStoreOptions;
@@ -40,9 +42,74 @@ export class IoRedisStore extends RedisScriptStore {
     this.#client = client;
   }
 
-  protected send(_firstKey: string, name: string, args: string[]): Promise<unknown> {
+  protected async send(_firstKey: string, name: string, args: string[]): Promise<unknown> {
     // ioredis finds the keys itself (for Cluster routing and keyPrefix).
-    return this.#client.call(name, args);
+    try {
+      return await this.#client.call(name, args);
+    } catch (error) {
+      // A Cluster with enableAutoPipelining does not follow ASK or MOVED when the batch the
+      // command rode in held other commands that succeeded: follow it here.
+      const [reply] = await this.#redirect(error, (p) => p.call(name, args), 0);
+      if (reply instanceof Error) throw reply;
+      return reply;
+    }
+  }
+
+  protected async sendWithWait(
+    _firstKey: string,
+    name: string,
+    args: string[],
+    count: number,
+    timeoutMs: number,
+  ): Promise<[unknown, number]> {
+    // One pipeline: one round trip, one connection (on a Cluster, the node owning the keys; the
+    // keyless WAIT rides along, and WAIT counts the replicas holding that connection's writes).
+    const add = (p: Pipeline) => p.call(name, args).call('WAIT', String(count), String(timeoutMs));
+    let [reply, waited] = await this.#exec(this.#client, false, add);
+    if (reply instanceof Error) [reply, waited] = await this.#redirect(reply, add, 0);
+    if (waited instanceof Error) throw waited;
+    return [reply, Number(waited)];
+  }
+
+  /** Runs `add`'s commands as one pipeline (after ASKING if asked); replies, errors as values. */
+  async #exec(
+    target: Redis | Cluster,
+    asking: boolean,
+    add: (p: Pipeline) => Pipeline,
+  ): Promise<unknown[]> {
+    const pipeline = target.pipeline();
+    if (asking) pipeline.call('ASKING');
+    const replies = (await add(pipeline).exec()) as [Error | null, unknown][] | null;
+    if (replies === null) throw new Error('the pipeline was discarded');
+    return replies.slice(asking ? 1 : 0).map(([e, r]) => e ?? r);
+  }
+
+  /**
+   * Follows an `ASK` or `MOVED` error to the node it names, up to 5 times; any other error is
+   * thrown as is. A pipeline in which another command (WAIT) succeeded is not redirected by
+   * ioredis, nor is an auto-pipelined batch that mixed commands.
+   */
+  async #redirect(
+    error: unknown,
+    add: (p: Pipeline) => Pipeline,
+    depth: number,
+  ): Promise<unknown[]> {
+    const m = /^(MOVED|ASK) \d+ (.+):(\d+)$/.exec(error instanceof Error ? error.message : '');
+    const node = m === null || depth >= 5 ? undefined : this.#node(m[2]!, Number(m[3]));
+    if (node === undefined) throw error;
+    if (m![1] === 'MOVED') (this.#client as Cluster).refreshSlotsCache();
+    const replies = await this.#exec(node, m![1] === 'ASK', add);
+    if (replies[0] instanceof Error && /^(MOVED|ASK) /.test(replies[0].message)) {
+      return this.#redirect(replies[0], add, depth + 1);
+    }
+    return replies;
+  }
+
+  /** The connection a Cluster holds to the node at host:port, if it knows that node. */
+  #node(host: string, port: number): Redis | undefined {
+    const client = this.#client as Partial<Cluster>;
+    if (typeof client.nodes !== 'function') return undefined;
+    return client.nodes('all').find((n) => n.options.port === port && n.options.host === host);
   }
 
   protected isReady(): boolean {

@@ -33,16 +33,30 @@ async function readState(key: string, policy: Policy): Promise<PolicyState | und
   if (policy.kind === 'slidingWindowLog') {
     const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
     if (flat.length === 0) return undefined;
+    // Members "<before>:<cost>" scored by ms: the reference's triples [ms, before, cost].
     const s: number[] = [];
-    for (let i = 1; i < flat.length; i += 2) {
-      const ms = Number(flat[i]);
-      if (s.length > 0 && s[s.length - 2] === ms) s[s.length - 1]! += 1;
-      else s.push(ms, 1);
+    for (let i = 0; i < flat.length; i += 2) {
+      const [before, cost] = flat[i]!.split(':').map(Number);
+      s.push(Number(flat[i + 1]), before!, cost!);
     }
     return s;
   }
   const raw = await redis.get(key);
-  return raw === null ? undefined : raw.split(':').map(Number);
+  if (raw === null) return undefined;
+  if (raw.includes(':')) return raw.split(':').map(Number);
+  // Int-encoded (see the .lua fragments), decoded here in BigInt, independently of the script.
+  const v = BigInt(raw);
+  const [p1, p2, p3] = policy.params.map(BigInt) as [bigint, bigint, bigint];
+  switch (policy.kind) {
+    case 'fixedWindow':
+      return [Number((v / (p1 + 1n)) * p2), Number(v % (p1 + 1n))];
+    case 'slidingWindow': {
+      const q = v / (p1 + 1n);
+      return [Number((q / (p1 + 1n)) * p2), Number(q % (p1 + 1n)), Number(v % (p1 + 1n))];
+    }
+    default:
+      return [Number(v / p3), Number(v % p3)];
+  }
 }
 
 function randomPolicy(random: () => number): Policy {
@@ -124,4 +138,50 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
     }
   }
   expect(failures.slice(0, 3).join('\n')).toBe('');
+});
+
+it('a slidingWindowLog request is one sorted-set member, whatever its cost', async () => {
+  const store = new IoRedisStore(redis);
+  const policy = slidingWindowLog({ limit: 10_000, window: '1m' });
+  const [key] = keysFor('logsize', 'u', [policy]);
+  await redis.del(key!);
+  const call: StoreCall = { keys: [key!], policies: [policy], cost: 10_000, mode: 'limit' };
+  expect((await store.evaluate(call))[0]!.allowed).toBe(true);
+  // One unit per member, as before, took 10 000 members and about 1 MB here.
+  expect(await redis.zcard(key!)).toBe(1);
+  expect(Number(await redis.memory('USAGE', key!))).toBeLessThan(512);
+  const denied = await store.evaluate({ ...call, cost: 1 });
+  expect(denied[0]!.allowed).toBe(false);
+  expect(denied[0]!.retryAfterMs).toBeGreaterThan(59_000);
+  expect(await redis.zcard(key!)).toBe(1);
+});
+
+it('server clock: a window that only grows keeps its expiry (INCRBY), and decodes as the reference', async () => {
+  const store = new IoRedisStore(redis);
+  for (const policy of [
+    fixedWindow({ limit: 10, window: '1h' }),
+    slidingWindow({ limit: 10, window: '1h' }),
+  ]) {
+    const [key] = keysFor(`incr-${policy.kind}`, 'u', [policy]);
+    await redis.del(key!);
+    const call: StoreCall = { keys: [key!], policies: [policy], cost: 2, mode: 'limit' };
+    const before = Number(
+      /cmdstat_incrby:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0,
+    );
+    const first = (await store.evaluate(call))[0]!;
+    const ttl = await redis.pttl(key!);
+    await new Promise((r) => setTimeout(r, 30));
+    const second = (await store.evaluate(call))[0]!;
+    const third = (await store.evaluate({ ...call, cost: 1 }))[0]!;
+    expect([first.remaining, second.remaining, third.remaining]).toEqual([8, 6, 5]);
+    const state = (await readState(key!, policy))!;
+    // Five units counted in the current window, whichever the encoding.
+    expect(state[1]).toBe(5);
+    // The expiry was set once, by the first write, and has been running since.
+    expect(await redis.pttl(key!)).toBeLessThanOrEqual(ttl - 25);
+    const after = Number(
+      /cmdstat_incrby:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0,
+    );
+    expect(after - before).toBe(2);
+  }
 });

@@ -1,44 +1,55 @@
 import {
-  evaluateAll,
   FloodgateError,
+  newVerdict,
+  type Policy,
   type PolicyResult,
-  type PolicyState,
   type Store,
   type StoreCall,
+  type Verdict,
 } from '@floodgate/core';
-import { LRUCache } from 'lru-cache';
+import {
+  decide,
+  Entry,
+  mutableResult,
+  type Resolved,
+  SWEEP_GRACE_MS,
+  splitKey,
+  type Table,
+} from './entries.js';
 
 export interface MemoryStoreOptions {
   /**
-   * Most policy keys held at once (one key per identity and policy); the least recently used
-   * is evicted past this, which forgets that identity's usage. @default 100_000
+   * Most policy keys held at once (one key per identity and policy); past this a key that was
+   * not used since it last came up for eviction is dropped, which forgets that identity's usage.
+   * @default 100_000
    */
   maxKeys?: number;
   /** The clock, in integer ms. Inject one for deterministic tests. @default Date.now */
   now?: () => number;
 }
 
-// One entry per key. Expiry lives in the entry rather than in lru-cache's TTL tracking: a read
-// compares one number, and a write to a live key updates the entry in place.
-interface Entry {
-  state: PolicyState;
-  expiresAt: number;
-}
-
 /**
- * The embedded store: state in this process, bounded by an LRU. Each key expires when its policy
- * state is back to empty, so memory follows live keys, not history. No timers per key.
+ * The embedded store: state in this process, bounded by `maxKeys`. State is held per policy and
+ * prefix, keyed by identity: no key string is built or hashed per call. Each key expires when its
+ * policy state is back to empty, so memory follows live keys, not history; no timers.
  * @example
  * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
  */
 export class MemoryStore implements Store {
-  readonly #cache: LRUCache<string, Entry>;
   readonly #now: () => number;
-  // Expired entries leave lazily (when read, overwritten, or evicted as LRU victims). A sweep
-  // after as many writes as there are entries keeps memory following live keys at O(1)
-  // amortized cost, with no timers.
-  #writesSinceSweep = 0;
-  #sweepAfter = 1000;
+  readonly #max: number;
+  readonly #tables = new Map<string, Table>();
+  readonly #resolved = new WeakMap<readonly Policy[], Resolved>();
+  #size = 0;
+  // Scratch reused by every call: decisions are made synchronously, one at a time.
+  readonly #verdicts: Verdict[] = [];
+  readonly #results: ReturnType<typeof mutableResult>[] = [];
+  readonly #entries: (Entry | undefined)[] = [];
+  readonly #tablesOf: Table[] = [];
+  readonly #ids: string[] = [];
+  readonly #one = newVerdict();
+  readonly #oneResult = mutableResult();
+  readonly #oneResults: readonly PolicyResult[] = [this.#oneResult];
 
   constructor(options: MemoryStoreOptions = {}) {
     for (const key of Object.keys(options)) {
@@ -54,53 +65,206 @@ export class MemoryStore implements Store {
       throw new FloodgateError('INVALID_OPTION', 'MemoryStore: now must be a function');
     }
     this.#now = options.now ?? Date.now;
-    this.#cache = new LRUCache<string, Entry>({ max });
+    this.#max = max;
+  }
+
+  #table(name: string): Table {
+    let table = this.#tables.get(name);
+    if (table === undefined) {
+      table = new Map();
+      this.#tables.set(name, table);
+    }
+    return table;
+  }
+
+  // One lookup per limiter (its policies array is frozen and its own), not per key string.
+  #resolve(policies: readonly Policy[], prefix: string): Resolved {
+    let r = this.#resolved.get(policies);
+    if (r === undefined || r.prefix !== prefix) {
+      r = { prefix, tables: policies.map((p) => this.#table(`${prefix}{${p.id}`)) };
+      this.#resolved.set(policies, r);
+    }
+    return r;
+  }
+
+  /** Points the scratch arrays at the call's tables and identities. */
+  #locate(call: StoreCall, n: number): void {
+    const id = call.identity;
+    const prefix = call.prefix;
+    if (id !== undefined && prefix !== undefined) {
+      const r = this.#resolve(call.policies, prefix);
+      for (let i = 0; i < n; i++) {
+        this.#tablesOf[i] = r.tables[i]!;
+        this.#ids[i] = id;
+      }
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const [name, key] = splitKey(call.keys[i]!);
+      this.#tablesOf[i] = this.#table(name);
+      this.#ids[i] = key;
+    }
+  }
+
+  /**
+   * Decides synchronously (the limiter's path to this store). The returned array and its objects
+   * are reused by the next call.
+   */
+  evaluateSync(call: StoreCall): readonly PolicyResult[] {
+    const now = this.#now();
+    // As the Redis stores do: NaN or a fraction would silently admit everything or skew state.
+    if (!Number.isSafeInteger(now) || now < 0) {
+      throw new FloodgateError(
+        'INVALID_OPTION',
+        `MemoryStore: now() must return non-negative integer ms, got ${now}`,
+      );
+    }
+    const policies = call.policies;
+    const n = policies.length;
+    if (n === 1 && call.identity !== undefined && call.prefix !== undefined) {
+      return this.#single(call, call.identity, now);
+    }
+    while (this.#verdicts.length < n) {
+      this.#verdicts.push(newVerdict());
+      this.#results.push(mutableResult());
+    }
+    this.#locate(call, n);
+    const peek = call.mode === 'peek';
+    const cost = peek ? 1 : call.cost;
+    let all = true;
+    // An expired entry is not dropped when read: a caller whose clock is behind may still find
+    // it live, and a returning identity reuses it in place. Inserts sweep expired ones.
+    for (let i = 0; i < n; i++) {
+      const e = this.#tablesOf[i]!.get(this.#ids[i]!);
+      const live = e !== undefined && e.expiresAt > now;
+      if (live) e.used = true;
+      this.#entries[i] = e;
+      const v = this.#verdicts[i]!;
+      decide(policies[i]!, live, e, now, cost, v);
+      if (!v.allowed) all = false;
+    }
+    const charge = all && !peek;
+    for (let i = 0; i < n; i++) {
+      const v = this.#verdicts[i]!;
+      const r = this.#results[i]!;
+      let e = this.#entries[i];
+      this.#entries[i] = undefined;
+      if (charge) {
+        if (e === undefined) e = this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now);
+        e.s0 = v.n0;
+        e.s1 = v.n1;
+        e.s2 = v.n2;
+        e.log = v.log;
+        e.expiresAt = now + v.nextResetAfterMs;
+        r.allowed = true;
+        r.remaining = v.nextRemaining;
+        r.resetAfterMs = v.nextResetAfterMs;
+        r.retryAfterMs = 0;
+        r.delayMs = v.delayMs;
+      } else {
+        r.allowed = v.allowed;
+        r.remaining = v.remaining;
+        r.resetAfterMs = v.resetAfterMs;
+        r.retryAfterMs = v.retryAfterMs;
+        r.delayMs = peek ? v.delayMs : 0;
+      }
+      v.log = undefined;
+    }
+    return this.#results;
+  }
+
+  // The common case, one policy from a limiter: the same steps as the loop, without the scratch.
+  #single(call: StoreCall, id: string, now: number): readonly PolicyResult[] {
+    const table = this.#resolve(call.policies, call.prefix!).tables[0]!;
+    const e = table.get(id);
+    const live = e !== undefined && e.expiresAt > now;
+    if (live) e.used = true;
+    const peek = call.mode === 'peek';
+    const v = this.#one;
+    decide(call.policies[0]!, live, e, now, peek ? 1 : call.cost, v);
+    const r = this.#oneResult;
+    if (v.allowed && !peek) {
+      const w = e ?? this.#insert(table, id, now);
+      w.s0 = v.n0;
+      w.s1 = v.n1;
+      w.s2 = v.n2;
+      w.log = v.log;
+      w.expiresAt = now + v.nextResetAfterMs;
+      r.allowed = true;
+      r.remaining = v.nextRemaining;
+      r.resetAfterMs = v.nextResetAfterMs;
+      r.retryAfterMs = 0;
+      r.delayMs = v.delayMs;
+    } else {
+      r.allowed = v.allowed;
+      r.remaining = v.remaining;
+      r.resetAfterMs = v.resetAfterMs;
+      r.retryAfterMs = v.retryAfterMs;
+      r.delayMs = peek ? v.delayMs : 0;
+    }
+    v.log = undefined;
+    return this.#oneResults;
   }
 
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     try {
-      const now = this.#now();
-      const keys = call.keys;
-      const entries: (Entry | undefined)[] = [];
-      const states: (PolicyState | undefined)[] = [];
-      for (const key of keys) {
-        const e = this.#cache.get(key);
-        const live = e !== undefined && e.expiresAt > now;
-        entries.push(live ? e : undefined);
-        states.push(live ? e.state : undefined);
-      }
-      const { results, writes } = evaluateAll(call, states, now);
-      for (let i = 0; i < writes.length; i++) {
-        const w = writes[i];
-        if (w === undefined) continue;
-        const e = entries[i];
-        if (e !== undefined) {
-          e.state = w.state;
-          e.expiresAt = now + w.ttlMs;
-        } else {
-          this.#cache.set(keys[i]!, { state: w.state, expiresAt: now + w.ttlMs });
-          this.#writesSinceSweep += 1;
-        }
-      }
-      if (this.#writesSinceSweep >= this.#sweepAfter) this.#sweep(now);
-      return Promise.resolve(results);
+      const shared = this.evaluateSync(call);
+      const out: PolicyResult[] = [];
+      for (let i = 0; i < call.policies.length; i++) out.push({ ...shared[i]! });
+      return Promise.resolve(out);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  #sweep(now: number): void {
-    const expired: string[] = [];
-    this.#cache.forEach((e, key) => {
-      if (e.expiresAt <= now) expired.push(key);
-    });
-    for (const key of expired) this.#cache.delete(key);
-    this.#writesSinceSweep = 0;
-    this.#sweepAfter = Math.max(1000, this.#cache.size);
+  #insert(table: Table, id: string, now: number): Entry {
+    const e = new Entry();
+    table.set(id, e);
+    this.#size += 1;
+    this.#sweep(table, e, now);
+    return e;
+  }
+
+  #drop(table: Table, id: string): void {
+    if (table.delete(id)) this.#size -= 1;
+  }
+
+  // Runs on inserts only, at O(1) each: look at the oldest entries of the table that grows.
+  // Expired ones go; a used one gets a second chance at the tail; past maxKeys an unused one is
+  // evicted. A live, unused head within bounds ends the look at once, so a sweep never costs
+  // more than it frees.
+  #sweep(table: Table, added: Entry, now: number): void {
+    for (let step = 0; step < 3; step++) {
+      const head = table.entries().next();
+      if (head.done === true || head.value[1] === added) break;
+      const [id, e] = head.value;
+      if (e.expiresAt + SWEEP_GRACE_MS <= now || (this.#size > this.#max && !e.used)) {
+        this.#drop(table, id);
+      } else if (e.used) {
+        e.used = false;
+        table.delete(id);
+        table.set(id, e);
+      } else {
+        break;
+      }
+    }
+    // Still over (a table holding only the new entry, or heads all used): evict elsewhere.
+    for (const [name, other] of this.#tables) {
+      if (this.#size <= this.#max) break;
+      for (const [id, e] of other) {
+        if (this.#size <= this.#max) break;
+        if (e !== added) this.#drop(other, id);
+      }
+      if (other.size === 0 && other !== table) this.#tables.delete(name);
+    }
   }
 
   reset(keys: readonly string[]): Promise<void> {
-    for (const k of keys) this.#cache.delete(k);
+    for (const key of keys) {
+      const [name, id] = splitKey(key);
+      const table = this.#tables.get(name);
+      if (table !== undefined) this.#drop(table, id);
+    }
     return Promise.resolve();
   }
 
@@ -108,18 +272,19 @@ export class MemoryStore implements Store {
     return this.#now();
   }
 
-  /** Entries held: live keys plus expired ones not yet read or swept. O(1). */
+  /** Entries held: live keys plus expired ones not yet reused, swept or evicted. O(1). */
   get size(): number {
-    return this.#cache.size;
+    return this.#size;
   }
 
   /** The remaining TTL of a key in ms, or undefined when it holds no state: for tests and debugging. */
   ttl(key: string): number | undefined {
-    const e = this.#cache.peek(key);
+    const [name, id] = splitKey(key);
+    const table = this.#tables.get(name);
+    const e = table?.get(id);
     const left = e === undefined ? 0 : e.expiresAt - this.#now();
     if (left <= 0) {
-      // Expired: drop it now, as a read would.
-      this.#cache.delete(key);
+      if (table !== undefined) this.#drop(table, id);
       return undefined;
     }
     return left;

@@ -54,11 +54,13 @@ describe('MemoryStore', () => {
   it('sweeps expired entries as writes go on, without anyone reading them', async () => {
     const { clock, store, limiter } = setup(fixedWindow({ limit: 1, window: 1000 }), 10_000);
     for (let i = 0; i < 1500; i++) await limiter.limit(`old-${i}`);
-    clock.t += 1001; // lru-cache drops an entry once its age exceeds the TTL
+    // Expired for more than the sweep's grace minute (a caller behind may still read them).
+    clock.t += 1000 + 60_000;
     for (let i = 0; i < 1600; i++) await limiter.limit(`new-${i}`);
-    // The sweep ran once writes outnumbered entries: the 1500 expired ones are gone unread.
-    expect(store.size).toBeLessThanOrEqual(1600);
-    expect(store.size).toBeGreaterThan(0);
+    // Each insert looked at the oldest entries: the 1500 expired ones are gone unread.
+    expect(store.size).toBe(1600);
+    for (let i = 0; i < 3; i++)
+      expect(store.ttl(`m:{old-${i}}:${limiter.policies[0]!.id}`)).toBe(undefined);
   });
 
   it('rejects bad options with INVALID_OPTION', () => {
@@ -144,6 +146,51 @@ describe('MemoryStore', () => {
     expect((await limiter.limit('a', { cost: 5 })).allowed).toBe(true);
     await store.reset(['m:{nobody}:x']);
     expect(store.size).toBe(4);
+  });
+
+  it('expired entries within the grace minute are reused in place, not re-inserted', async () => {
+    const { clock, store, limiter, key } = setup(fixedWindow({ limit: 1, window: 1000 }));
+    await limiter.limit('a');
+    clock.t += 5000;
+    expect((await limiter.limit('a')).allowed).toBe(true);
+    expect(store.size).toBe(1);
+    expect(store.ttl(key('a'))).toBe(1000);
+  });
+
+  it('decides synchronously for the limiter, and its async evaluate returns fresh copies', async () => {
+    const store = new MemoryStore({ now: () => T0 });
+    const policies = [fixedWindow({ limit: 2, window: 1000 })];
+    const call = { keys: ['m:{a}:x'], policies, cost: 1, mode: 'limit' as const };
+    const first = await store.evaluate(call);
+    const second = await store.evaluate(call);
+    expect(first[0]).toEqual({
+      allowed: true,
+      remaining: 1,
+      resetAfterMs: 1000,
+      retryAfterMs: 0,
+      delayMs: 0,
+    });
+    expect(second[0]!.remaining).toBe(0);
+    expect(store.evaluateSync(call)[0]!.allowed).toBe(false);
+    // Keys alone (no identity/prefix) and the limiter's (prefix, identity) reach one state.
+    const limiter = createLimiter({ store, policy: policies, prefix: 'm' });
+    expect((await limiter.peek('b')).remaining).toBe(2);
+    await store.evaluate({ ...call, keys: [`m:{b}:${policies[0]!.id}`] });
+    expect((await limiter.peek('b')).remaining).toBe(1);
+  });
+
+  it('a now() that is not integer ms fails the call with INVALID_OPTION, writing nothing', async () => {
+    for (const bad of [Number.NaN, 1.5, -1, 2 ** 53, Number.POSITIVE_INFINITY]) {
+      const store = new MemoryStore({ now: () => bad });
+      const policies = [fixedWindow({ limit: 1, window: 1000 })];
+      await expect(
+        store.evaluate({ keys: ['k'], policies, cost: 1, mode: 'limit' }),
+      ).rejects.toMatchObject({
+        code: 'INVALID_OPTION',
+        message: expect.stringContaining('now()'),
+      });
+      expect(store.size).toBe(0);
+    }
   });
 
   it('uses Date.now by default', async () => {

@@ -35,6 +35,14 @@ export interface NodeRedisClusterLike {
 
 export type NodeRedisClient = NodeRedisClientLike | NodeRedisClusterLike;
 
+/** A cluster's `multi(routing)`, as far as strict mode uses it (every generation has it). */
+interface ClusterWithMulti {
+  multi(routing?: string): {
+    addCommand(...args: unknown[]): unknown;
+    execAsPipeline(): Promise<unknown[]>;
+  };
+}
+
 /**
  * The node-redis store: every decision is one `EVALSHA` of Floodgate's limit script, so all
  * processes sharing the Redis server (or Cluster) share exact limits. On `NOSCRIPT` (script cache
@@ -50,6 +58,7 @@ export type NodeRedisClient = NodeRedisClientLike | NodeRedisClusterLike;
 export class NodeRedisStore extends RedisScriptStore {
   readonly #send: (firstKey: string, args: Args) => Promise<unknown>;
   readonly #client: NodeRedisClient;
+  readonly #cluster: boolean;
 
   constructor(client: NodeRedisClient, options: NodeRedisStoreOptions = {}) {
     super('node-redis', options);
@@ -64,7 +73,8 @@ export class NodeRedisStore extends RedisScriptStore {
       );
     }
     this.#client = client;
-    if (typeof (client as Partial<NodeRedisClusterLike>).getSlotMaster === 'function') {
+    this.#cluster = typeof (client as Partial<NodeRedisClusterLike>).getSlotMaster === 'function';
+    if (this.#cluster) {
       const cluster = client as NodeRedisClusterLike;
       // The first key routes the command to the master owning its slot (node-redis 1.x cannot
       // find the key of EVALSHA by itself).
@@ -82,6 +92,55 @@ export class NodeRedisStore extends RedisScriptStore {
 
   protected send(firstKey: string, name: string, args: string[]): Promise<unknown> {
     return this.#send(firstKey, [name, ...args]);
+  }
+
+  protected async sendWithWait(
+    firstKey: string,
+    name: string,
+    args: string[],
+    count: number,
+    timeoutMs: number,
+  ): Promise<[unknown, number]> {
+    const command = [name, ...args];
+    const wait = ['WAIT', String(count), String(timeoutMs)];
+    const multi = (this.#client as Partial<ClusterWithMulti>).multi;
+    if (this.#cluster && typeof multi === 'function') {
+      // A cluster pipeline routed by the first key: the pair always travels together, so WAIT
+      // runs on the connection that ran the script.
+      for (let attempt = 0; ; attempt++) {
+        const pipeline = multi.call(this.#client, firstKey);
+        // redis 5+ takes (firstKey, isReadonly, args); redis 4 and @node-redis/client 1 (firstKey, args).
+        const add = (a: string[]) =>
+          pipeline.addCommand.length >= 4
+            ? pipeline.addCommand(firstKey, false, a)
+            : pipeline.addCommand(firstKey, a);
+        add(command);
+        add(wait);
+        try {
+          const [reply, waited] = await pipeline.execAsPipeline();
+          if (waited instanceof Error) throw waited;
+          return [reply, Number(waited)];
+        } catch (error) {
+          // Not every generation follows MOVED for a pipeline (redis 6 does not): a plain
+          // command on the key does, and refreshes the slot map; then the pair is sent again.
+          // An ASK (slot mid-migration) is not followed: the decision fails, closed.
+          if (attempt < 3 && error instanceof Error && error.message.startsWith('MOVED ')) {
+            await this.#send(firstKey, ['EXISTS', firstKey]).catch(() => {});
+            continue;
+          }
+          // The first error reply (NOSCRIPT for the script, or WAIT's): an error either way.
+          return [error, 0];
+        }
+      }
+    }
+    // One connection: sent in the same tick, node-redis writes both together (one round trip),
+    // and WAIT counts the replicas holding that connection's writes.
+    const [script, waited] = await Promise.allSettled([
+      this.#send(firstKey, command),
+      this.#send(firstKey, wait),
+    ]);
+    if (waited.status === 'rejected') throw waited.reason;
+    return [script.status === 'fulfilled' ? script.value : script.reason, Number(waited.value)];
   }
 
   protected isReady(): boolean {

@@ -38,6 +38,8 @@ export interface FaultProxy {
   readonly connections: number;
   /** Connections open through the proxy now. */
   readonly open: number;
+  /** Bytes read from clients so far. */
+  readonly received: number;
   /** Switches the fault; `'none'` heals (and delivers what a stall held). */
   set(fault: ProxyFault, options?: { latencyMs?: number }): void;
   /** Resets every open connection now (both sides), as a crashed middlebox would. */
@@ -95,6 +97,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   let fault: ProxyFault = 'none';
   let latencyMs = options.latencyMs ?? 0;
   let connections = 0;
+  let received = 0;
   const pairs = new Set<Pair>();
 
   const destroy = (pair: Pair): void => {
@@ -120,7 +123,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     upstream.on('error', () => destroy(pair));
     client.on('close', () => destroy(pair));
     upstream.on('close', () => destroy(pair));
-    client.on('data', (chunk) => pair.up.push(chunk, latencyMs));
+    client.on('data', (chunk) => {
+      received += chunk.length;
+      pair.up.push(chunk, latencyMs);
+    });
     upstream.on('data', (chunk) => {
       if (fault === 'drop') {
         pair.down.clear();
@@ -147,6 +153,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     },
     get open() {
       return pairs.size;
+    },
+    get received() {
+      return received;
     },
     set(next, o) {
       fault = next;

@@ -14,6 +14,12 @@ export {
   startFaultProxy,
 } from './fault-proxy.js';
 export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
+export {
+  type ClusterNodeView,
+  type ClusterTopology,
+  parseClusterNodes,
+  settledTopology,
+} from './redis-cluster-topology.js';
 export { allKeysWithTtl, commandCalls, delta, keysFor, rng } from './redis-inspect.js';
 export {
   freePort,
@@ -29,6 +35,19 @@ export {
   serveChaosWorker,
 } from './redis-suite/chaos-worker.js';
 export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
+export {
+  type RedisClusterEventTestsOptions,
+  redisClusterEventTests,
+} from './redis-suite/cluster-events.js';
+export { type FailoverMeasurement, measureFailover } from './redis-suite/cluster-failover.js';
+export { killMasterOf, migrateSlot, nodeId, rejoin, slotOf } from './redis-suite/cluster-ops.js';
+export {
+  type ClusterWorker,
+  type ClusterWorkerReply,
+  type ClusterWorkerRequest,
+  forkClusterWorker,
+  serveRedisClusterWorker,
+} from './redis-suite/cluster-worker.js';
 export {
   type RedisConformanceOptions,
   redisConformance,

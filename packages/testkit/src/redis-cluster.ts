@@ -1,3 +1,4 @@
+import { type ClusterTopology, settledTopology } from './redis-cluster-topology.js';
 import { type RedisServer, startRedisServer } from './redis-server.js';
 import { redisCommand, redisCommands } from './resp.js';
 
@@ -10,7 +11,7 @@ export interface RedisClusterOptions {
   bin?: string;
   /** `cluster-node-timeout`: how soon a dead master is failed over. @default 1000 */
   nodeTimeoutMs?: number;
-  /** How long to wait for the cluster to report `cluster_state:ok`. @default 30_000 */
+  /** How long to wait for the cluster to settle (see `waitSettled`). @default 30_000 */
   startTimeoutMs?: number;
 }
 
@@ -24,6 +25,13 @@ export interface RedisCluster {
   masterOf(key: string): Promise<RedisServer>;
   /** Resolves when every slot is served and every running node says `cluster_state:ok`. */
   waitHealthy(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves, with the topology, once the cluster has settled: every running node agrees on
+   * roles and the slot map (no failure flag, no slot mid-migration, none on a stopped node) and
+   * every running replica is attached and in sync. Stronger than `waitHealthy`: use it after a
+   * failover or a restart before counting masters and replicas.
+   */
+  waitSettled(timeoutMs?: number): Promise<ClusterTopology>;
   /** Stops every node. */
   stop(): Promise<void>;
 }
@@ -45,7 +53,8 @@ async function until(
     }
     await sleep(50);
   }
-  throw new Error(`redis cluster: timed out waiting for ${what}`, { cause: last });
+  const why = last instanceof Error ? ` (last: ${last.message})` : '';
+  throw new Error(`redis cluster: timed out waiting for ${what}${why}`, { cause: last });
 }
 
 /**
@@ -113,14 +122,13 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       await redisCommand(replica.port, ['CLUSTER', 'REPLICATE', ids[r % masters]!]);
     }
     const cluster = makeCluster(nodes, stopAll);
-    await cluster.waitHealthy(timeout);
-    // Replicas in sync, so a failover loses nothing written before it.
-    await until('replicas to sync', timeout, async () => {
-      for (const n of nodes.slice(masters)) {
-        const info = String(await redisCommand(n.port, ['INFO', 'replication']));
-        if (!info.includes('master_link_status:up')) return false;
-      }
-      return true;
+    // Returned only once every node sees the final layout: `masters` masters serving the slots,
+    // each with its replicas attached and in sync (so a failover loses nothing written before it).
+    await until('the cluster to settle', timeout, async () => {
+      const t = await settledTopology(nodes.map((n) => n.port));
+      if ('reason' in t) throw new Error(t.reason);
+      const shape = [...t.replicasOf.values()];
+      return shape.length === masters && shape.every((r) => r.length === replicas);
     });
     return cluster;
   } catch (error) {
@@ -169,6 +177,16 @@ function makeCluster(nodes: RedisServer[], stopAll: () => Promise<void>): RedisC
         }
         return up.length > 0;
       });
+    },
+    async waitSettled(timeoutMs = 30_000) {
+      let topology: ClusterTopology | undefined;
+      await until('the cluster to settle', timeoutMs, async () => {
+        const t = await settledTopology((await running()).map((n) => n.port));
+        if ('reason' in t) throw new Error(t.reason);
+        topology = t;
+        return true;
+      });
+      return topology!;
     },
     stop: stopAll,
   };

@@ -15,11 +15,14 @@ export async function commandCalls(port: number): Promise<Record<string, number>
 const SCRIPT_INNER = new Set([
   'get',
   'set',
+  'incrby',
   'time',
   'zrange',
   'zcount',
   'zrangebyscore',
   'zadd',
+  'zrem',
+  'zcard',
   'zremrangebyscore',
   'pexpire',
 ]);

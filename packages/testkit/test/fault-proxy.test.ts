@@ -33,7 +33,10 @@ describe('startFaultProxy', () => {
       proxy.port,
       Array.from({ length: 50 }, (_, i) => ['ECHO', `m${i}`]),
     );
-    setTimeout(() => proxy.set('none', { latencyMs: 0 }), 20);
+    // Once the requests are in the proxy's queue, later chunks would be due first: they must wait.
+    const received = proxy.received;
+    while (proxy.received === received) await new Promise((r) => setTimeout(r, 1));
+    proxy.set('none', { latencyMs: 0 });
     expect(await replies).toEqual(Array.from({ length: 50 }, (_, i) => `m${i}`));
     expect(performance.now() - started).toBeGreaterThanOrEqual(140); // the request still waited
   });

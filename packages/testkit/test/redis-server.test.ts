@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   freePort,
+  parseClusterNodes,
   type RedisServer,
   redisCommand,
   startRedisCluster,
@@ -63,15 +64,27 @@ describe('startRedisCluster', () => {
     const cluster = await startRedisCluster();
     try {
       expect(cluster.nodes).toHaveLength(6);
-      const port = cluster.nodes[0]!.port;
-      const info = String(await redisCommand(port, ['CLUSTER', 'INFO']));
-      expect(info).toContain('cluster_state:ok');
-      expect(info).toContain('cluster_known_nodes:6');
-      const nodes = String(await redisCommand(port, ['CLUSTER', 'NODES']))
-        .trim()
-        .split('\n');
-      expect(nodes.filter((l) => l.includes('master'))).toHaveLength(3);
-      expect(nodes.filter((l) => l.includes('slave'))).toHaveLength(3);
+      // Every node, asked right away, already sees the final layout: 3 masters, 3 replicas.
+      for (const node of cluster.nodes) {
+        const info = String(await redisCommand(node.port, ['CLUSTER', 'INFO']));
+        expect(info).toContain('cluster_state:ok');
+        expect(info).toContain('cluster_known_nodes:6');
+        const views = parseClusterNodes(
+          String(await redisCommand(node.port, ['CLUSTER', 'NODES'])),
+        );
+        expect(views.filter((v) => v.role === 'master')).toHaveLength(3);
+        expect(views.filter((v) => v.role === 'replica')).toHaveLength(3);
+        expect(views.every((v) => v.trouble.length === 0)).toBe(true);
+      }
+      // Each master has its replica attached and online.
+      const masters = cluster.nodes.slice(0, 3);
+      for (const m of masters) {
+        const info = String(await redisCommand(m.port, ['INFO', 'replication']));
+        expect(info).toContain('connected_slaves:1');
+        expect(info).toMatch(/slave0:.*state=online/);
+      }
+      const topology = await cluster.waitSettled();
+      expect([...topology.replicasOf.keys()].sort()).toEqual(masters.map((m) => m.port).sort());
       const owner = await cluster.masterOf('{user}:x');
       expect(await redisCommand(owner.port, ['SET', '{user}:x', '1'])).toBe('OK');
     } finally {

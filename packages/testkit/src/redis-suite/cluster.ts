@@ -125,7 +125,7 @@ export function redisClusterTests<C>(
         expect([...before, ...after].filter((d) => d.allowed)).toHaveLength(10);
         expect(after[0]!.remaining).toBe(5);
         expect((await commandCalls(replicaPort)).eval).toBeGreaterThanOrEqual(1);
-        await cluster.waitHealthy();
+        await cluster.waitSettled(); // the old master is back as a replica, in sync
       } finally {
         await adapter.disconnect(client);
       }

@@ -1,0 +1,143 @@
+// Who is measured: every Floodgate policy, and the peers, built the same way for the in-process
+// and the Redis sections. Each contender is { name, setup } where setup() returns
+// { decide(key) → Promise, teardown?() }.
+import {
+  createLimiter,
+  fixedWindow,
+  leakyBucket,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { IoRedisStore } from '@floodgate/ioredis';
+import { MemoryStore } from '@floodgate/memory';
+import { MemoryStore as ErlMemoryStore } from 'express-rate-limit';
+import { RedisStore as RateLimitRedis } from 'rate-limit-redis';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+
+export const RLF = 'rate-limiter-flexible';
+export const ERL = 'express-rate-limit';
+export const ERL_REDIS = 'rate-limit-redis';
+export const POLICIES = [
+  'tokenBucket',
+  'fixedWindow',
+  'slidingWindow',
+  'slidingWindowLog',
+  'leakyBucket',
+];
+
+/**
+ * Floodgate's policies for `limit` per `ms`. The exact log takes at most 10 000 per window
+ * (MAX_LOG_LIMIT), so where `limit` must never be reached it gets 10 000 per 2 ms instead:
+ * faster than any contender decides, so it too admits every timed call.
+ */
+export function policyOf(name, limit, ms) {
+  switch (name) {
+    case 'tokenBucket':
+      return tokenBucket({ limit, interval: ms });
+    case 'fixedWindow':
+      return fixedWindow({ limit, window: ms });
+    case 'slidingWindow':
+      return slidingWindow({ limit, window: ms });
+    case 'slidingWindowLog':
+      return limit > 10_000
+        ? slidingWindowLog({ limit: 10_000, window: 2 })
+        : slidingWindowLog({ limit, window: ms });
+    case 'leakyBucket':
+      return leakyBucket({ limit, interval: ms, queue: limit });
+  }
+  throw new Error(`unknown policy ${name}`);
+}
+
+// express-rate-limit's stores count hits and leave the decision to the middleware: a hit over
+// the limit is a denial, as the middleware would answer it.
+const erlDecide = (store, limit) => async (key) => {
+  const { totalHits } = await store.increment(key);
+  return { allowed: totalHits <= limit };
+};
+
+/** In-process: MemoryStore per policy, RateLimiterMemory, express-rate-limit's MemoryStore. */
+export function memoryContenders(limit, ms, keys, policies = POLICIES) {
+  return [
+    ...policies.map((name) => ({
+      name,
+      setup: async () => {
+        const limiter = createLimiter({
+          store: new MemoryStore(),
+          policy: policyOf(name, limit, ms),
+        });
+        return { decide: (key) => limiter.limit(key) };
+      },
+    })),
+    {
+      name: RLF,
+      setup: async () => {
+        const rl = new RateLimiterMemory({ points: limit, duration: ms / 1000 });
+        return {
+          decide: (key) => rl.consume(key),
+          // One (unref'd) timer per key: cleared so they do not pile up under later runs.
+          teardown: async () => {
+            for (const key of keys) await rl.delete(key);
+          },
+        };
+      },
+    },
+    {
+      name: ERL,
+      setup: async () => {
+        const store = new ErlMemoryStore();
+        store.init({ windowMs: ms });
+        return { decide: erlDecide(store, limit), teardown: () => store.shutdown() };
+      },
+    },
+  ];
+}
+
+/** Redis: IoRedisStore per policy, RateLimiterRedis, rate-limit-redis; one shared connection. */
+export function redisContenders(redis, client, limit, ms, policies = POLICIES, options = {}) {
+  // With `samePrefix`, every library writes `floodgate:` + identity (+ its own suffix), so key
+  // sizes compare like for like.
+  const same = options.samePrefix === true;
+  const limiterOptions = options.limiter ?? {};
+  const flush = () => redis.admin.flushall('SYNC');
+  return [
+    ...policies.map((name) => ({
+      name,
+      setup: async () => {
+        await flush();
+        const limiter = createLimiter({
+          store: new IoRedisStore(client),
+          policy: policyOf(name, limit, ms),
+          ...limiterOptions,
+        });
+        return { decide: (key) => limiter.limit(key) };
+      },
+    })),
+    {
+      name: RLF,
+      setup: async () => {
+        await flush();
+        const rl = new RateLimiterRedis({
+          storeClient: client,
+          useRedisPackage: false,
+          points: limit,
+          duration: ms / 1000,
+          ...(same ? { keyPrefix: 'floodgate' } : {}),
+        });
+        return { decide: (key) => rl.consume(key) };
+      },
+    },
+    {
+      name: ERL_REDIS,
+      setup: async () => {
+        await flush();
+        const store = new RateLimitRedis({
+          sendCommand: (...args) => client.call(...args),
+          ...(same ? { prefix: 'floodgate:' } : {}),
+        });
+        store.init({ windowMs: ms });
+        return { decide: erlDecide(store, limit) };
+      },
+    },
+  ];
+}

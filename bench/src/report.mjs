@@ -1,0 +1,156 @@
+// results.json, the SVG chart and docs/benchmarks.md, from one run's measurements.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { median } from './measure.mjs';
+
+const root = new URL('../../', import.meta.url);
+
+const summary = (samples) =>
+  Object.fromEntries(
+    [...samples].map(([name, runs]) => [
+      name,
+      { median: median(runs), runs: runs.map(Math.round) },
+    ]),
+  );
+
+/** The plain-data form of every section (Maps become objects, medians computed). */
+export function toJson(meta, r) {
+  const table = (rows) =>
+    rows?.map((x) => ({ ...x, samples: undefined, contenders: summary(x.samples) }));
+  return {
+    meta,
+    inprocess: table(r.inprocess),
+    redis: table(r.redis),
+    roundtrips: r.roundtrips?.map((x) => ({
+      ...x,
+      client: Object.fromEntries(x.client),
+      server: Object.fromEntries(x.server),
+    })),
+    memory: r.memory,
+    ceiling: r.ceiling,
+    blocked: table(r.blocked),
+    accuracy: r.accuracy,
+    targets: r.targets,
+  };
+}
+
+/** The issue's targets, each as { what, value, target, higherIsBetter, met }. */
+export function targets(r, { rlf, erl }) {
+  const out = [];
+  const ratio = (rows, scenario, a, b) => {
+    const row = rows?.find((x) => x.scenario.startsWith(scenario));
+    if (row === undefined) return undefined;
+    return median(row.samples.get(a)) / median(row.samples.get(b));
+  };
+  const push = (what, value, target, higher = true) => {
+    if (value === undefined || Number.isNaN(value)) return;
+    out.push({
+      what,
+      value,
+      target,
+      higherIsBetter: higher,
+      met: higher ? value >= target : value <= target,
+    });
+  };
+  const many = r.inprocess?.[1]?.scenario;
+  if (many !== undefined) {
+    push(
+      'MemoryStore tokenBucket ÷ RateLimiterMemory (10k keys)',
+      ratio(r.inprocess, many, 'tokenBucket', rlf),
+      1.5,
+    );
+    push(
+      'MemoryStore fixedWindow ÷ express-rate-limit MemoryStore (10k keys)',
+      ratio(r.inprocess, many, 'fixedWindow', erl.memory),
+      1,
+    );
+  }
+  for (const [n, target] of [
+    [256, 1.3],
+    [16, 1.1],
+  ]) {
+    for (const p of ['tokenBucket', 'fixedWindow']) {
+      push(
+        `Redis ${p} ÷ RateLimiterRedis, ${n} in flight`,
+        ratio(r.redis, `${n} in flight`, p, rlf),
+        target,
+      );
+    }
+  }
+  // Redis's µs per EVALSHA under redis-benchmark load (many samples), else the sequential run's.
+  const us = (name) =>
+    r.ceiling?.find((x) => x.name === name)?.usPerCall ??
+    r.roundtrips?.find((x) => x.name === name)?.serverUs;
+  for (const [p, target] of [
+    ['fixedWindow', 1],
+    ['tokenBucket', 1.5],
+    ['slidingWindow', 1.5],
+  ]) {
+    if (us(p) !== undefined)
+      push(`Redis µs per decision, ${p} ÷ RLF`, us(p) / us(rlf), target, false);
+  }
+  for (const c of (r.ceiling ?? []).filter((x) => x.name !== rlf)) {
+    if (c.node !== undefined)
+      push(`Node ÷ redis-benchmark ceiling, ${c.name}`, c.node / c.ceiling, 0.85);
+  }
+  const bytes = (name) => r.memory?.find((x) => x.name === name)?.memoryUsage;
+  for (const p of ['tokenBucket', 'fixedWindow']) {
+    if (bytes(p) !== undefined)
+      push(`MEMORY USAGE bytes over RLF's, ${p}`, bytes(p) - bytes(rlf), 16, false);
+  }
+  return out;
+}
+
+const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+/** Horizontal bars: each target's measured value against its target (a tick). */
+export function chart(rows) {
+  const ratioRows = rows.filter((t) => !t.what.startsWith('MEMORY'));
+  const w = 860;
+  const left = 430;
+  const barW = w - left - 40;
+  const rowH = 24;
+  const h = 50 + ratioRows.length * rowH;
+  const max = Math.max(2, ...ratioRows.map((t) => Math.max(t.value, t.target))) * 1.05;
+  const x = (v) => left + (v / max) * barW;
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" font-family="sans-serif" font-size="12">`,
+    '<title>Floodgate against the issue 10 targets</title>',
+    `<rect width="${w}" height="${h}" fill="#fff"/>`,
+    `<text x="10" y="18" font-weight="bold">Issue 10 targets: measured ratio (bar) against its target (black tick); green = met</text>`,
+    `<line x1="${x(1)}" y1="28" x2="${x(1)}" y2="${h - 8}" stroke="#999" stroke-dasharray="3,3"/>`,
+    `<text x="${x(1) - 8}" y="${h - 2}" fill="#666">1×</text>`,
+  ];
+  ratioRows.forEach((t, i) => {
+    const y = 34 + i * rowH;
+    parts.push(
+      `<text x="${left - 8}" y="${y + 13}" text-anchor="end">${esc(t.what)}</text>`,
+      `<rect x="${left}" y="${y + 2}" width="${Math.max(1, x(t.value) - left)}" height="${rowH - 8}" fill="${t.met ? '#2e9d48' : '#d9822b'}"/>`,
+      `<line x1="${x(t.target)}" y1="${y}" x2="${x(t.target)}" y2="${y + rowH - 4}" stroke="#000" stroke-width="2"/>`,
+      `<text x="${Math.min(x(t.value), w - 40) + 4}" y="${y + 13}">${t.value.toFixed(2)}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+/** Writes bench/results.json, docs/benchmarks.svg and docs/benchmarks.md. */
+export function writeReport(json, markdownBody) {
+  const results = new URL('bench/results.json', root);
+  writeFileSync(results, `${JSON.stringify(json, null, 2)}\n`);
+  try {
+    // In the repository's own format, so `pnpm lint` stays clean after a run.
+    execFileSync('pnpm', ['exec', 'biome', 'format', '--write', fileURLToPath(results)], {
+      cwd: fileURLToPath(root),
+      stdio: 'ignore',
+    });
+  } catch {
+    // Without Biome (a bare checkout) the file is still valid JSON.
+  }
+  writeFileSync(new URL('docs/benchmarks.svg', root), chart(json.targets));
+  const header = readFileSync(new URL('bench/doc/header.md', root), 'utf8');
+  const notes = readFileSync(new URL('bench/doc/notes.md', root), 'utf8');
+  const doc = `${header.trimEnd()}\n\n## Results (generated by the bench run below)\n\n![Floodgate against its targets](benchmarks.svg)\n\n${markdownBody.trim()}\n\n${notes.trim()}\n`;
+  writeFileSync(new URL('docs/benchmarks.md', root), doc);
+}

@@ -1,0 +1,178 @@
+import { RetryBudget } from './budget.js';
+import { type Attempt, type Outcome, runWithRetries } from './engine.js';
+import { RetryError } from './errors.js';
+import { type ResolvedOptions, type RetryOptions, resolveOptions } from './options.js';
+import { Pacer } from './pacing.js';
+import { serverDelay } from './server-delay.js';
+import { sleep } from './sleep.js';
+
+/** Anything shaped like `fetch`. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface FetchRetryOptions extends RetryOptions {
+  /**
+   * Response statuses that are retried.
+   * @default [429, 503]
+   */
+  readonly statuses?: readonly number[];
+  /**
+   * Methods that may be retried. POST and PATCH are left out on purpose: a retried POST can
+   * charge a card twice. A request carrying an `Idempotency-Key` header is retried whatever
+   * its method.
+   * @default ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']
+   */
+  readonly methods?: readonly string[];
+  /**
+   * Space requests per origin from the `RateLimit` headers the server sends, so that it does not
+   * have to refuse any: `true` for a pacer of this instance's own, or a shared `Pacer`.
+   * @default false
+   */
+  readonly pacing?: boolean | Pacer;
+}
+
+const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'];
+
+interface Prepared {
+  readonly retry: ResolvedOptions;
+  readonly statuses: ReadonlySet<number>;
+  readonly methods: ReadonlySet<string>;
+  readonly pacer: Pacer | undefined;
+}
+
+function prepare(options: FetchRetryOptions, ownBudget: boolean): Prepared {
+  const budget = options.budget ?? (ownBudget ? new RetryBudget() : false);
+  const retry = resolveOptions({ ...options, budget });
+  const statuses = options.statuses ?? [429, 503];
+  const methods = options.methods ?? DEFAULT_METHODS;
+  if (!Array.isArray(statuses) || !statuses.every((s) => Number.isInteger(s))) {
+    throw new RetryError('INVALID_OPTION', 'statuses must be an array of integer status codes');
+  }
+  if (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string')) {
+    throw new RetryError('INVALID_OPTION', 'methods must be an array of method names');
+  }
+  const pacing = options.pacing ?? false;
+  if (typeof pacing !== 'boolean' && !(pacing instanceof Pacer)) {
+    throw new RetryError('INVALID_OPTION', 'pacing must be a boolean or a Pacer (createPacer)');
+  }
+  return {
+    retry,
+    statuses: new Set(statuses),
+    methods: new Set(methods.map((m) => m.toUpperCase())),
+    pacer: pacing === true ? new Pacer() : pacing || undefined,
+  };
+}
+
+function isRequest(input: unknown): input is Request {
+  return typeof Request !== 'undefined' && input instanceof Request;
+}
+
+/** The origin pacing keys on; relative URLs resolve against the page, where there is one. */
+function originOf(input: string | URL | Request): string | undefined {
+  try {
+    const href = isRequest(input) ? input.url : String(input);
+    const base = (globalThis as { location?: { href?: string } }).location?.href;
+    return new URL(href, base).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+async function call(
+  fetchFn: FetchLike,
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+  p: Prepared,
+): Promise<Response> {
+  const request = isRequest(input) ? input : undefined;
+  const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
+  const headers = new Headers(init?.headers ?? request?.headers);
+  // A stream body can be sent once only; such a request gets a single attempt.
+  const replayable = !(
+    typeof ReadableStream !== 'undefined' && init?.body instanceof ReadableStream
+  );
+  const retryable = replayable && (p.methods.has(method) || headers.has('idempotency-key'));
+  const origin = p.pacer ? originOf(input) : undefined;
+  // A Request always has a signal (a never-aborting one by default), so it comes last.
+  const signal = init?.signal ?? p.retry.signal ?? request?.signal;
+  const retryOptions = { ...p.retry, signal: signal ?? undefined };
+
+  const attempt: Attempt<Response> = async (_n, attemptSignal): Promise<Outcome<Response>> => {
+    let seq = 0;
+    if (p.pacer && origin !== undefined) {
+      const slot = p.pacer.reserve(origin, Date.now());
+      seq = slot.seq;
+      await sleep(slot.waitMs, attemptSignal);
+    }
+    let response: Response;
+    try {
+      response = await fetchFn(request ? request.clone() : input, {
+        ...init,
+        signal: attemptSignal,
+      });
+    } catch (error) {
+      if (attemptSignal.aborted || !retryable) throw error;
+      return { kind: 'retry', reason: 'network-error', error, giveUp: { error } };
+    }
+    if (p.pacer && origin !== undefined) {
+      p.pacer.observe(origin, seq, response.headers, Date.now());
+    }
+    if (!retryable || !p.statuses.has(response.status)) return { kind: 'done', value: response };
+    const server = serverDelay(response.headers, Date.now());
+    return {
+      kind: 'retry',
+      reason: 'status',
+      response,
+      serverDelayMs: server?.delayMs,
+      source: server?.source,
+      giveUp: { value: response },
+      release: () => release(response),
+    };
+  };
+  return runWithRetries(attempt, retryOptions);
+}
+
+/** An unread body pins a connection (and in undici a socket) until garbage collection. */
+async function release(response: Response): Promise<void> {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // Already read or locked by an onRetry hook: nothing left to free here.
+  }
+}
+
+/**
+ * Wraps a fetch so that 429 and 503 answers (and network errors of idempotent requests) are
+ * retried the way the server asked. One instance shares one retry budget and, with `pacing`,
+ * one pacer.
+ * @example
+ * const api = withRetry(fetch, { maxDelayMs: 30_000, pacing: true });
+ * const res = await api('https://api.example.com/items', { signal: AbortSignal.timeout(60_000) });
+ */
+export function withRetry(
+  fetchFn: FetchLike = globalThis.fetch,
+  options: FetchRetryOptions = {},
+): FetchLike {
+  if (typeof fetchFn !== 'function') {
+    throw new RetryError('INVALID_OPTION', 'withRetry needs a fetch function');
+  }
+  const prepared = prepare(options, true);
+  return (input, init) => call(fetchFn, input, init, prepared);
+}
+
+/**
+ * One fetch with retries, through `globalThis.fetch` (or `options.fetch`). Pass a `budget`
+ * or a `Pacer` to share them between calls.
+ * @example
+ * const res = await fetchWithRetry('https://api.example.com/items', { method: 'GET' }, { retries: 5 });
+ */
+export async function fetchWithRetry(
+  input: string | URL | Request,
+  init?: RequestInit,
+  options: FetchRetryOptions & {
+    /** The fetch to call. @default globalThis.fetch */
+    readonly fetch?: FetchLike;
+  } = {},
+): Promise<Response> {
+  const prepared = prepare(options, false);
+  return call(options.fetch ?? globalThis.fetch, input, init, prepared);
+}

@@ -1,0 +1,153 @@
+import { JITTERS, type Jitter } from './backoff.js';
+import { RetryBudget } from './budget.js';
+import { RetryError } from './errors.js';
+import type { DelaySource } from './server-delay.js';
+
+/** Why an attempt is being retried. */
+export type RetryReason = 'status' | 'network-error' | 'error' | 'retry-later';
+
+/** What `onRetry` is told before each wait. */
+export interface RetryEvent {
+  /** The attempt that just failed, 1-based. */
+  readonly attempt: number;
+  /** The wait before the next attempt, jitter included, in ms. */
+  readonly delayMs: number;
+  readonly reason: RetryReason;
+  /** Where the wait came from: a header, a `RetryLater`, or the backoff. */
+  readonly source: DelaySource;
+  /** The server's own delay before jitter, when it gave one. */
+  readonly serverDelayMs: number | undefined;
+  /** The refused response (`reason: 'status'`); its body is released after the hook returns. */
+  readonly response: Response | undefined;
+  /** The error that failed the attempt (`'network-error'`, `'error'`, `'retry-later'`). */
+  readonly error: unknown;
+}
+
+/** Options shared by `retry`, `withRetry` and `fetchWithRetry`. */
+export interface RetryOptions {
+  /**
+   * Retries after the first attempt (so at most `retries + 1` attempts).
+   * @default 3
+   */
+  readonly retries?: number;
+  /**
+   * The first backoff step, when the server gave no delay. Doubles per retry.
+   * @default 200
+   */
+  readonly baseDelayMs?: number;
+  /**
+   * The largest backoff step (server delays are bounded by `maxDelayMs` instead).
+   * @default 10_000
+   */
+  readonly maxBackoffMs?: number;
+  /**
+   * How backoff waits are randomised. Unless `'none'`, a server-given delay also gets up to
+   * `maxServerJitterMs` added, never subtracted.
+   * @default 'full'
+   */
+  readonly jitter?: Jitter;
+  /**
+   * The most jitter added on top of a server-given delay.
+   * @default 1000
+   */
+  readonly maxServerJitterMs?: number;
+  /**
+   * The longest server-given delay this caller will wait.
+   * @default 60_000
+   */
+  readonly maxDelayMs?: number;
+  /**
+   * A server delay beyond `maxDelayMs`: `'throw'` a `RetryDelayTooLongError`, or `'clamp'`
+   * the wait to `maxDelayMs` and retry then (the server may well refuse again).
+   * @default 'throw'
+   */
+  readonly onMaxDelay?: 'throw' | 'clamp';
+  /**
+   * Bounds all attempts and waits together, from the call; past it the call rejects with a
+   * `RetryDeadlineError`, and a wait that would end past it is not started.
+   * @default undefined (no deadline)
+   */
+  readonly deadlineMs?: number;
+  /**
+   * Cancels the call, including a pending wait, at once; it rejects with the signal's reason.
+   * For fetch, the request's own `signal` is honoured too.
+   * @default undefined
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * The retry budget to spend from, or `false` for none. `withRetry` creates one per instance
+   * (10 tokens, 0.1 per success); `retry` and `fetchWithRetry` use one only when given.
+   * @default a new RetryBudget per withRetry instance; none for one-off calls
+   */
+  readonly budget?: RetryBudget | false;
+  /** Called before each wait; a returned promise is awaited. @default undefined */
+  readonly onRetry?: (event: RetryEvent) => void | Promise<void>;
+  /**
+   * Uniform in [0, 1); injectable for tests.
+   * @default Math.random
+   */
+  readonly random?: () => number;
+}
+
+export interface ResolvedOptions {
+  readonly retries: number;
+  readonly baseDelayMs: number;
+  readonly maxBackoffMs: number;
+  readonly jitter: Jitter;
+  readonly maxServerJitterMs: number;
+  readonly maxDelayMs: number;
+  readonly onMaxDelay: 'throw' | 'clamp';
+  readonly deadlineMs: number | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly budget: RetryBudget | undefined;
+  readonly onRetry: ((event: RetryEvent) => void | Promise<void>) | undefined;
+  readonly random: () => number;
+}
+
+function invalid(message: string): RetryError {
+  return new RetryError('INVALID_OPTION', message);
+}
+
+function ms(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw invalid(`${name} must be a non-negative number of ms, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Checks every option once, before any request is made. */
+export function resolveOptions(options: RetryOptions = {}): ResolvedOptions {
+  const retries = options.retries ?? 3;
+  if (!Number.isSafeInteger(retries) || retries < 0) {
+    throw invalid(`retries must be a non-negative integer, got ${String(retries)}`);
+  }
+  const jitter = options.jitter ?? 'full';
+  if (!JITTERS.includes(jitter)) throw invalid(`unknown jitter: ${String(jitter)}`);
+  const onMaxDelay = options.onMaxDelay ?? 'throw';
+  if (onMaxDelay !== 'throw' && onMaxDelay !== 'clamp') {
+    throw invalid(`onMaxDelay must be 'throw' or 'clamp', got ${String(onMaxDelay)}`);
+  }
+  const budget = options.budget;
+  if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) {
+    throw invalid('budget must be a RetryBudget (createRetryBudget) or false');
+  }
+  if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
+    throw invalid('onRetry must be a function');
+  }
+  return {
+    retries,
+    baseDelayMs: ms('baseDelayMs', options.baseDelayMs, 200),
+    maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs, 10_000),
+    jitter,
+    maxServerJitterMs: ms('maxServerJitterMs', options.maxServerJitterMs, 1000),
+    maxDelayMs: ms('maxDelayMs', options.maxDelayMs, 60_000),
+    onMaxDelay,
+    deadlineMs:
+      options.deadlineMs === undefined ? undefined : ms('deadlineMs', options.deadlineMs, 0),
+    signal: options.signal,
+    budget: budget || undefined,
+    onRetry: options.onRetry,
+    random: options.random ?? Math.random,
+  };
+}

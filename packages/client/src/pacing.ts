@@ -1,0 +1,116 @@
+import { parseRateLimitHeaders } from '@floodgate/core/headers';
+import { RetryError } from './errors.js';
+import { serverNow } from './server-delay.js';
+
+export interface PacerOptions {
+  /**
+   * Most origins remembered at once; past it the oldest is forgotten.
+   * @default 1000
+   */
+  readonly maxOrigins?: number;
+}
+
+interface Quota {
+  remaining: number;
+  /** Local ms at which the server said the quota is whole again. */
+  resetAt: number;
+  /** The reservation number of the request whose response this came from. */
+  seq: number;
+  /** Ms between requests once the quota has reset, when the policy says `q` and `w`. */
+  gapMs: number;
+}
+
+interface Origin {
+  seq: number;
+  lastSlot: number;
+  quotas: Map<string, Quota>;
+}
+
+/** A reserved send time: wait `waitMs`, then send, then hand `seq` back to `observe`. */
+export interface PaceSlot {
+  readonly waitMs: number;
+  readonly seq: number;
+}
+
+/**
+ * Spaces requests per origin from what the server reports (`remaining` and reset, per policy),
+ * so that a client that follows it is not refused. The remaining quota is spread evenly over the
+ * time to its reset; requests sent after the response that reported it count against it, so
+ * concurrent calls share it correctly; a quota at zero holds requests until its reset.
+ */
+export class Pacer {
+  readonly #origins = new Map<string, Origin>();
+  readonly #maxOrigins: number;
+
+  constructor(options: PacerOptions = {}) {
+    const maxOrigins = options.maxOrigins ?? 1000;
+    if (!(Number.isSafeInteger(maxOrigins) && maxOrigins > 0)) {
+      throw new RetryError('INVALID_OPTION', `pacer maxOrigins must be a positive integer`);
+    }
+    this.#maxOrigins = maxOrigins;
+  }
+
+  /** Reserves the next send time for `origin`. */
+  reserve(origin: string, now: number): PaceSlot {
+    const state = this.#state(origin);
+    let slot = now;
+    for (const [key, q] of state.quotas) {
+      if (q.resetAt <= now) {
+        // Reset has passed: the quota is whole again and the next response will say so.
+        state.quotas.delete(key);
+        continue;
+      }
+      const available = q.remaining - (state.seq - q.seq);
+      const from = Math.max(now, state.lastSlot);
+      const at =
+        available > 0
+          ? state.lastSlot + (q.resetAt - from) / available
+          : Math.max(q.resetAt, state.lastSlot + q.gapMs);
+      slot = Math.max(slot, at);
+    }
+    state.seq += 1;
+    state.lastSlot = Math.max(state.lastSlot, slot);
+    return { waitMs: Math.max(0, Math.ceil(slot - now)), seq: state.seq };
+  }
+
+  /** Records what a response to the request sent with reservation `seq` said. */
+  observe(origin: string, seq: number, headers: Headers, localNow: number): void {
+    const parsed = parseRateLimitHeaders(headers, serverNow(headers, localNow) ?? localNow);
+    if (parsed?.remaining === undefined || parsed.resetSeconds === undefined) return;
+    const state = this.#state(origin);
+    const key = `${parsed.source}:${parsed.policy ?? ''}`;
+    const known = state.quotas.get(key);
+    // A response overtaken by a later one describes an older state.
+    if (known && known.seq > seq) return;
+    const gapMs =
+      parsed.limit && parsed.windowSeconds ? (parsed.windowSeconds * 1000) / parsed.limit : 0;
+    state.quotas.set(key, {
+      remaining: parsed.remaining,
+      resetAt: localNow + parsed.resetSeconds * 1000,
+      seq,
+      gapMs,
+    });
+  }
+
+  #state(origin: string): Origin {
+    let state = this.#origins.get(origin);
+    if (state) return state;
+    if (this.#origins.size >= this.#maxOrigins) {
+      const oldest = this.#origins.keys().next().value;
+      if (oldest !== undefined) this.#origins.delete(oldest);
+    }
+    state = { seq: 0, lastSlot: 0, quotas: new Map() };
+    this.#origins.set(origin, state);
+    return state;
+  }
+}
+
+/**
+ * A pacer to share between clients that call the same servers.
+ * @example
+ * const pacer = createPacer();
+ * const api = withRetry(fetch, { pacing: pacer });
+ */
+export function createPacer(options?: PacerOptions): Pacer {
+  return new Pacer(options);
+}

@@ -1,0 +1,48 @@
+import { policyKey } from './keys.js';
+import type { StoreCall } from './store.js';
+import type { Policy } from './types.js';
+
+/**
+ * The limiter's store call. `keys` are built on first read: a Redis store needs them, an
+ * in-process store keyed by (prefix, policy, identity) never does, and skips building them.
+ */
+export class LimiterCall implements StoreCall {
+  #keys: string[] | undefined;
+  /** Present only when the limiter has a `timeoutMs` (`'deadline' in call` says so). */
+  declare readonly deadline?: number;
+
+  constructor(
+    readonly policies: readonly Policy[],
+    readonly prefix: string,
+    /** The encoded identity. */
+    readonly identity: string,
+    readonly cost: number,
+    readonly mode: 'limit' | 'peek',
+    deadline?: number,
+  ) {
+    if (deadline !== undefined) (this as { deadline?: number }).deadline = deadline;
+  }
+
+  get keys(): readonly string[] {
+    if (this.#keys === undefined) {
+      const ps = this.policies;
+      const keys = new Array<string>(ps.length);
+      for (let i = 0; i < ps.length; i++)
+        keys[i] = policyKey(this.prefix, this.identity, ps[i]!.id);
+      this.#keys = keys;
+    }
+    return this.#keys;
+  }
+
+  /** The same call without a deadline (for a fallback store, which has no late charge). */
+  withoutDeadline(): LimiterCall {
+    return new LimiterCall(
+      this.policies,
+      this.prefix,
+      this.identity,
+      this.cost,
+      this.mode,
+      undefined,
+    );
+  }
+}

@@ -1,0 +1,38 @@
+-- The composition (compose.ts is its reference): every policy of one identity at one instant;
+-- charge all or none. A script is assembled per combination of policy kinds (script.ts): this
+-- prelude, then per policy its fragment's @eval inside `do ... end` (key = KEYS[i], parameters
+-- from ARGV), writing its results into ok<i>, rem<i>, rst<i>, rty<i>, dly<i>, nrem<i>, ttl<i> and
+-- what to write into wa<i>, wb<i>, ws<i>; then, when every policy admits and mode is 'limit',
+-- each fragment's @write; then the reply.
+-- KEYS: one per policy. ARGV: mode ('limit' | 'peek'), cost, now ('' = Redis TIME), deadline
+-- (Redis time in ms after which the caller has given up; '' = none), then per policy the
+-- integer parameters its fragment names in @params (the first of Policy.params).
+-- Reply: per policy allowed (0/1), remaining, reset ms, retry ms, delay ms; then the Redis TIME
+-- read in ms (0 when not read). TIME is read only for the server clock or a deadline. A call past
+-- its deadline writes nothing and replies { 'late', time }: its caller has answered without it,
+-- so charging it would charge twice.
+-- Numbers given to redis.call reach Redis as their exact digits (%.17g before Redis 7, shortest
+-- round-trip digits since), so int-encoded state goes out as a number; `..` and tostring print
+-- only 14 significant digits, so strings are built with fmt('%.17g', x).
+-- @prelude
+local fmt = string.format
+local mode = ARGV[1]
+local cost = tonumber(ARGV[2])
+if mode == 'peek' then
+  cost = 1
+end
+local time = 0
+if ARGV[3] == '' or ARGV[4] ~= '' then
+  local clock = redis.call('TIME')
+  time = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  if ARGV[4] ~= '' and time > tonumber(ARGV[4]) then
+    return { 'late', time }
+  end
+end
+local t = time
+-- On the server clock a key's TTL runs on the clock that decides, so a write that keeps the
+-- key's expiry (a window's count growing) can leave the TTL alone instead of setting it again.
+local server = ARGV[3] == ''
+if not server then
+  t = tonumber(ARGV[3])
+end

@@ -1,0 +1,80 @@
+import type { PolicyResult, StoreCall } from '../store.js';
+import type { Policy } from '../types.js';
+import type { PolicyOutcome, PolicyState } from './common.js';
+import { fixedWindowOutcome } from './fixed_window.js';
+import { slidingWindowOutcome } from './sliding_window.js';
+import { slidingWindowLogOutcome } from './sliding_window_log.js';
+import { bucketOutcome } from './token_bucket.js';
+
+/**
+ * The reference algorithm: one policy, its current state (undefined = empty), the time in integer
+ * ms and the cost. Deterministic; MemoryStore runs it, the Lua fragments mirror it.
+ */
+export function evaluatePolicy(
+  policy: Policy,
+  state: PolicyState | undefined,
+  now: number,
+  cost: number,
+): PolicyOutcome {
+  const p = policy.params;
+  switch (policy.kind) {
+    case 'fixedWindow':
+      return fixedWindowOutcome(p[0], p[1], state, now, cost);
+    case 'slidingWindow':
+      return slidingWindowOutcome(p[0], p[1], state, now, cost);
+    case 'slidingWindowLog':
+      return slidingWindowLogOutcome(p[0], p[1], state, now, cost);
+    case 'tokenBucket':
+      return bucketOutcome(false, p, state, now, cost);
+    case 'leakyBucket':
+      return bucketOutcome(true, p, state, now, cost);
+  }
+}
+
+/** What a charged or uncharged outcome reports (compose.lua builds the same reply). */
+export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): PolicyResult {
+  return charged
+    ? {
+        allowed: true,
+        remaining: o.nextRemaining,
+        resetAfterMs: o.nextResetAfterMs,
+        retryAfterMs: 0,
+        delayMs: o.delayMs,
+      }
+    : {
+        allowed: o.allowed,
+        remaining: o.remaining,
+        resetAfterMs: o.resetAfterMs,
+        retryAfterMs: o.retryAfterMs,
+        delayMs: peek ? o.delayMs : 0,
+      };
+}
+
+/**
+ * Evaluates all policies at `now` and says what to write: the reference composition that
+ * compose.lua mirrors (all admit, or none is charged). `writes[i]` is the new state and TTL for
+ * key i, or undefined to leave it.
+ */
+export function evaluateAll(
+  call: StoreCall,
+  states: readonly (PolicyState | undefined)[],
+  now: number,
+): { results: PolicyResult[]; writes: ({ state: PolicyState; ttlMs: number } | undefined)[] } {
+  const peek = call.mode === 'peek';
+  const cost = peek ? 1 : call.cost;
+  const outcomes: PolicyOutcome[] = [];
+  let allowed = true;
+  for (let i = 0; i < call.policies.length; i++) {
+    const o = evaluatePolicy(call.policies[i]!, states[i], now, cost);
+    if (!o.allowed) allowed = false;
+    outcomes.push(o);
+  }
+  const charge = allowed && !peek;
+  const results: PolicyResult[] = [];
+  const writes: ({ state: PolicyState; ttlMs: number } | undefined)[] = [];
+  for (const o of outcomes) {
+    results.push(resultOf(o, charge, peek));
+    writes.push(charge ? { state: o.next!, ttlMs: o.nextResetAfterMs } : undefined);
+  }
+  return { results, writes };
+}

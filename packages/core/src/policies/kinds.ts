@@ -1,0 +1,33 @@
+/**
+ * Every policy kind, in one list: the Lua generator (scripts/gen-lua.mjs reads this array), the
+ * `PolicyKind` type and the testkit's random policies all follow it. Each kind has a factory and
+ * TypeScript reference in `src/policies/<file>.ts` and its Lua fragment in `<file>.lua`.
+ */
+export const POLICY_KINDS = [
+  'fixedWindow',
+  'slidingWindow',
+  'slidingWindowLog',
+  'tokenBucket',
+  'leakyBucket',
+] as const;
+
+/** The five algorithms. */
+export type PolicyKind = (typeof POLICY_KINDS)[number];
+
+/** The few characters naming a kind in a Redis key (`<prefix>:{<identity>}:<tag>:<hash>`). */
+export const KIND_TAGS: Readonly<Record<PolicyKind, string>> = {
+  fixedWindow: 'fw',
+  slidingWindow: 'sw',
+  slidingWindowLog: 'swl',
+  tokenBucket: 'tb',
+  leakyBucket: 'lb',
+};
+
+/** The file stem of a kind's pair of sources: `fixed_window` → fixed_window.ts / .lua. */
+export const KIND_FILES: Readonly<Record<PolicyKind, string>> = {
+  fixedWindow: 'fixed_window',
+  slidingWindow: 'sliding_window',
+  slidingWindowLog: 'sliding_window_log',
+  tokenBucket: 'token_bucket',
+  leakyBucket: 'leaky_bucket',
+};

@@ -1,0 +1,4 @@
+-- leakyBucket (leaky_bucket.ts): the token bucket's fragment with capacity queue + 1 and
+-- SHAPING on: an admitted request starts when the arrival time says, and reports that wait as
+-- its delay.
+-- @use token_bucket

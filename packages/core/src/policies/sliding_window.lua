@@ -1,0 +1,77 @@
+-- slidingWindow (sliding_window.ts is its reference): two counters; admits iff
+-- prev * (w - elapsed) + (cur + cost) * w <= limit * w. State: window k (start = k * w), current
+-- and previous counts, stored as the integer (k * (limit + 1) + cur) * (limit + 1) + prev, which
+-- Redis keeps int-encoded; where that would pass 2^53, as the string "start:cur:prev".
+-- @params limit w
+-- @eval
+local raw = redis.call('GET', key)
+local s1, s2, s3
+if raw then
+  local v = tonumber(raw)
+  if v then
+    -- Exact: v < 2^53 and each digit < limit + 1, so no quotient rounds up.
+    local q = math.floor(v / (limit + 1))
+    s3 = v - q * (limit + 1)
+    local k = math.floor(q / (limit + 1))
+    s2 = q - k * (limit + 1)
+    s1 = k * w
+  else
+    local a, b, c = string.match(raw, '^(%d+):(%d+):(%d+)$')
+    s1, s2, s3 = tonumber(a), tonumber(b), tonumber(c)
+  end
+end
+local now = t
+if s1 and s1 > now then
+  now = s1
+end
+local shift = now - t
+local start = now - now % w
+local elapsed = now - start
+local cur, prev = 0, 0
+if s1 == start then
+  cur = s2
+  prev = s3
+elseif s1 == start - w then
+  prev = s2
+end
+local weighted = prev * (w - elapsed)
+local remaining = math.max(0, floor_div(limit * w - weighted, w) - cur)
+rem@ = remaining
+if cur > 0 then
+  rst@ = start + 2 * w - now + shift
+elseif prev > 0 then
+  rst@ = start + w - now + shift
+end
+if weighted + (cur + cost) * w <= limit * w then
+  ok@ = true
+  nrem@ = remaining - cost
+  ttl@ = start + 2 * w - now + shift
+  local v = (start / w * (limit + 1) + cur + cost) * (limit + 1) + prev
+  if v < 9007199254740992 then
+    wa@ = v
+    -- Same window, server clock: the expiry (two windows after its start) stands.
+    if server and cur > 0 and shift == 0 then
+      wb@ = cost * (limit + 1)
+    end
+  else
+    wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', cur + cost) .. ':' .. fmt('%.17g', prev)
+  end
+else
+  local retry
+  if cur + cost <= limit then
+    retry = w - elapsed - floor_div((limit - cur - cost) * w, prev)
+  else
+    local into = 0
+    if cur > 0 then
+      into = math.max(0, w - floor_div((limit - cost) * w, cur))
+    end
+    retry = w - elapsed + into
+  end
+  rty@ = retry + shift
+end
+-- @write
+if wb@ then
+  redis.call('INCRBY', key, wb@)
+else
+  redis.call('SET', key, wa@, 'PX', ttl@)
+end

@@ -1,0 +1,89 @@
+import type { Policy } from '../types.js';
+import {
+  admit,
+  deny,
+  floorDiv,
+  newVerdict,
+  type PolicyOutcome,
+  type PolicyState,
+  toOutcome,
+  type Verdict,
+} from './common.js';
+import { type WindowOptions, windowPolicy } from './define.js';
+
+export type SlidingWindowOptions = WindowOptions;
+
+/**
+ * Two-counter approximation of a sliding window: weights the previous window by its overlap.
+ * @example
+ * const policy = slidingWindow({ limit: 100, window: '1m' });
+ */
+export function slidingWindow(options: SlidingWindowOptions): Policy {
+  return windowPolicy('slidingWindow', options);
+}
+
+/**
+ * The reference (sliding_window.lua mirrors it), writing into `v`. State
+ * `[windowStart, current, previous]` as `s0`, `s1`, `s2`.
+ */
+export function slidingWindowKernel(
+  limit: number,
+  w: number,
+  has: boolean,
+  s0: number,
+  s1: number,
+  s2: number,
+  t: number,
+  cost: number,
+  v: Verdict,
+): void {
+  const now = has && s0 > t ? s0 : t;
+  const shift = now - t;
+  const start = now - (now % w);
+  const elapsed = now - start;
+  let cur = 0;
+  let prev = 0;
+  if (has) {
+    if (s0 === start) {
+      cur = s1;
+      prev = s2;
+    } else if (s0 === start - w) {
+      prev = s1;
+    }
+  }
+  // Integer form of prev × (w − elapsed)/w + cur + cost ≤ limit.
+  const weighted = prev * (w - elapsed);
+  const remaining = Math.max(0, floorDiv(limit * w - weighted, w) - cur);
+  const reset = cur > 0 ? start + 2 * w - now : prev > 0 ? start + w - now : 0;
+  if (weighted + (cur + cost) * w <= limit * w) {
+    admit(v, remaining, reset, 0, remaining - cost, start + 2 * w - now, shift);
+    v.n0 = start;
+    v.n1 = cur + cost;
+    v.n2 = prev;
+    return;
+  }
+  let retry: number;
+  if (cur + cost <= limit) {
+    // Later in this window the previous window's weight has shrunk enough.
+    retry = w - elapsed - floorDiv((limit - cur - cost) * w, prev);
+  } else {
+    // Only once this window has become the previous one, and its weight has shrunk enough.
+    const into = cur > 0 ? Math.max(0, w - floorDiv((limit - cost) * w, cur)) : 0;
+    retry = w - elapsed + into;
+  }
+  deny(v, remaining, reset, retry, shift);
+}
+
+/** `slidingWindowKernel` on an array state. */
+export function slidingWindowOutcome(
+  limit: number,
+  w: number,
+  s: PolicyState | undefined,
+  t: number,
+  cost: number,
+): PolicyOutcome {
+  const v = newVerdict();
+  const has = s !== undefined;
+  slidingWindowKernel(limit, w, has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, t, cost, v);
+  return toOutcome(v, 3);
+}

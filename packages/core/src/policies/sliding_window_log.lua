@@ -1,0 +1,68 @@
+-- slidingWindowLog (sliding_window_log.ts is its reference): a sorted set, one member per
+-- admitted request (requests of one ms share a member), scored by its ms. The member is
+-- "<before>:<cost>", `before` being the units this key admitted before it, so the units of a
+-- range of entries take two lookups, never a sum. Every command is O(log n), bar trimming
+-- (each entry is trimmed once), and n <= limit <= MAX_LOG_LIMIT.
+-- @params limit w
+-- @eval
+local newest = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+local newest_ms, total = nil, 0
+local now = t
+if newest[2] then
+  newest_ms = tonumber(newest[2])
+  local b, c = string.match(newest[1], '^(%d+):(%d+)$')
+  total = tonumber(b) + tonumber(c)
+  if newest_ms > now then
+    now = newest_ms
+  end
+end
+local shift = now - t
+-- Numbers reach Redis as exact digits; only strings built with `..` need fmt ('%.17g').
+local first = redis.call('ZRANGEBYSCORE', key, '(' .. fmt('%.17g', now - w), '+inf', 'LIMIT', 0, 1)
+local count, base = 0, 0
+if first[1] then
+  base = tonumber(string.match(first[1], '^(%d+):'))
+  count = total - base
+end
+rem@ = limit - count
+if count > 0 then
+  rst@ = newest_ms + w - now + shift
+end
+if count + cost > limit then
+  -- Binary search over ranks for the entry holding the k-th oldest unit in the window.
+  local target = base + count + cost - limit
+  local lo = redis.call('ZCOUNT', key, '-inf', now - w)
+  local hi = redis.call('ZCARD', key) - 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local b, c = string.match(redis.call('ZRANGE', key, mid, mid)[1], '^(%d+):(%d+)$')
+    if tonumber(b) + tonumber(c) >= target then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  local hit = redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')
+  rty@ = tonumber(hit[2]) + w - now + shift
+else
+  ok@ = true
+  nrem@ = limit - count - cost
+  ttl@ = w + shift
+  ws@ = now
+  if newest_ms == now then
+    -- Same ms as the newest entry: it grows instead of a new member.
+    local b, c = string.match(newest[1], '^(%d+):(%d+)$')
+    wa@ = newest[1]
+    wb@ = b .. ':' .. fmt('%.17g', tonumber(c) + cost)
+  else
+    wa@ = false
+    wb@ = fmt('%.17g', total) .. ':' .. fmt('%.17g', cost)
+  end
+end
+-- @write
+redis.call('ZREMRANGEBYSCORE', key, '-inf', ws@ - w)
+if wa@ then
+  redis.call('ZREM', key, wa@)
+end
+redis.call('ZADD', key, ws@, wb@)
+redis.call('PEXPIRE', key, ttl@)

@@ -1,0 +1,57 @@
+/**
+ * `@floodgate/http/express`: the 429 contract as Express (4 and 5) middleware. Express itself is
+ * never imported at run time; only its types are.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { createEngine, queueDelay } from '../shared/engine.js';
+import {
+  closeSignal,
+  incomingView,
+  pathOf,
+  sendOutcome,
+  setOutcomeHeaders,
+} from '../shared/node-io.js';
+import type { RateLimitOptions } from '../shared/types.js';
+
+/** Options of the Express adapter: the shared options; `raw` is Express's `req`. */
+export type ExpressRateLimitOptions = RateLimitOptions<Request>;
+
+/** The matched pattern, known when the middleware is mounted on a route (`app.get(p, mw, h)`). */
+function routeOf(req: Request): string | undefined {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
+}
+
+/**
+ * Express middleware. Mount it app-wide (`app.use`) or on one route.
+ * @example
+ * app.use(rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback' }) }));
+ */
+export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
+  const engine = createEngine(options as RateLimitOptions);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const view = incomingView(req, req, pathOf(req.originalUrl ?? req.url), routeOf(req));
+    engine
+      .decide(view)
+      .then(async (outcome) => {
+        if (outcome.action === 'respond') return sendOutcome(res, outcome);
+        setOutcomeHeaders(res, outcome);
+        if (outcome.delayMs > 0) {
+          const close = closeSignal(res);
+          const waited = await queueDelay(outcome.delayMs, close.signal);
+          close.dispose();
+          if (!waited) return;
+        }
+        next();
+      })
+      // decide() never rejects; this is for a failure writing the response.
+      .catch(next);
+  };
+}
+
+export type {
+  LimitedContext,
+  LimitedResponse,
+  RateLimitRequest,
+  RateLimitRule,
+} from '../shared/types.js';

@@ -1,0 +1,173 @@
+/**
+ * `@floodgate/http/fastify`: the 429 contract as a Fastify 5 plugin with per-route config.
+ * Fastify itself is never imported at run time; only its types are.
+ */
+import type {
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions,
+} from 'fastify';
+import { createEngine, type Outcome, queueDelay, type RateLimitEngine } from '../shared/engine.js';
+import { closeSignal, incomingView } from '../shared/node-io.js';
+import { mergeExposeHeaders } from '../shared/response.js';
+import type { RateLimitOptions } from '../shared/types.js';
+
+/** Options of a route's `config.rateLimit`: override any plugin option for that route. */
+export type FastifyRouteRateLimitOptions = RateLimitOptions<FastifyRequest>;
+
+export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
+  /**
+   * Limit every route. With `false`, only routes whose `config.rateLimit` is set are limited
+   * (the plugin options are then defaults for those). @default true
+   */
+  global?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `false` exempts the route; an object overrides the plugin's options for it. */
+    rateLimit?: false | FastifyRouteRateLimitOptions;
+  }
+}
+
+const EXPOSE = 'Access-Control-Expose-Headers';
+const exposeNames = new WeakMap<FastifyRequest, readonly string[]>();
+
+function applyOutcome(reply: FastifyReply, outcome: Outcome): void {
+  for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
+  if (outcome.expose.length > 0) {
+    exposeNames.set(reply.request, outcome.expose);
+    const current = reply.getHeader(EXPOSE);
+    reply.header(
+      EXPOSE,
+      mergeExposeHeaders(current === undefined ? undefined : String(current), outcome.expose),
+    );
+  }
+}
+
+/** Runs one engine for one request. */
+async function limitRequest(
+  engine: RateLimitEngine,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply | undefined> {
+  const route = request.routeOptions?.url;
+  const view = incomingView(request.raw, request, request.url.split('?')[0] ?? '/', route);
+  const outcome = await engine.decide(view);
+  applyOutcome(reply, outcome);
+  if (outcome.action === 'respond') return reply.code(outcome.status).send(outcome.body);
+  if (outcome.delayMs > 0) {
+    const close = closeSignal(reply.raw);
+    const waited = await queueDelay(outcome.delayMs, close.signal);
+    close.dispose();
+    if (!waited) {
+      // The client is gone: take the reply over so Fastify runs nothing more for it.
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
+    }
+  }
+  return undefined;
+}
+
+/** A route's own limiter choice replaces the plugin's, rather than conflicting with it. */
+function mergeRoute(
+  base: FastifyRouteRateLimitOptions,
+  route: FastifyRouteRateLimitOptions,
+  url: string,
+): FastifyRouteRateLimitOptions {
+  const merged: FastifyRouteRateLimitOptions = { ...base };
+  if (route.limiter !== undefined || route.policy !== undefined || route.rules !== undefined) {
+    delete merged.limiter;
+    delete merged.policy;
+    delete merged.rules;
+    // The route brings its own limiter: the plugin's store settings do not apply to it.
+    if (route.limiter !== undefined) {
+      for (const name of ['store', 'prefix', 'onStoreError', 'timeoutMs'] as const)
+        delete merged[name];
+    }
+    // A route's own policy counts apart from other routes with the same policy and key.
+    if (route.policy !== undefined && route.prefix === undefined) {
+      merged.prefix = `${base.prefix ?? 'floodgate'}:${url.replace(/[{}]/g, '_')}`;
+    }
+  }
+  return { ...merged, ...route };
+}
+
+const routeId = (method: string | readonly string[] | undefined, url: string | undefined): string =>
+  `${Array.isArray(method) ? method.join(',') : String(method)} ${String(url)}`;
+
+const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
+  fastify: FastifyInstance,
+  options,
+) => {
+  const { global = true, ...base } = options;
+  const globalEngine = global ? createEngine(base as RateLimitOptions) : undefined;
+  const routeEngines = new Map<string, RateLimitEngine>();
+
+  const engineFor = (
+    config: false | FastifyRouteRateLimitOptions | undefined,
+    method: string | readonly string[] | undefined,
+    url: string | undefined,
+  ): RateLimitEngine | undefined => {
+    if (config === false) return undefined;
+    if (config === undefined) return globalEngine;
+    const id = routeId(method, url);
+    let engine = routeEngines.get(id);
+    if (engine === undefined) {
+      engine = createEngine(mergeRoute(base, config, String(url)) as RateLimitOptions);
+      routeEngines.set(id, engine);
+    }
+    return engine;
+  };
+
+  // Route options are checked as routes are declared, so a bad one fails at startup.
+  fastify.addHook('onRoute', (routeOptions: RouteOptions) => {
+    engineFor(routeOptions.config?.rateLimit, routeOptions.method, routeOptions.url);
+  });
+
+  // One app-wide hook (not one per route), so routes declared before the plugin finished
+  // loading, e.g. after an un-awaited register, are limited too.
+  fastify.addHook('onRequest', async function floodgateRateLimit(request, reply) {
+    const { config, method, url } = request.routeOptions;
+    const engine = engineFor(config?.rateLimit, method, url);
+    if (engine !== undefined) return limitRequest(engine, request, reply);
+  });
+
+  // CORS plugins may (re)write the expose list after our hook: merge once more at send time.
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const names = exposeNames.get(request);
+    if (names !== undefined) {
+      const current = reply.getHeader(EXPOSE);
+      reply.header(
+        EXPOSE,
+        mergeExposeHeaders(current === undefined ? undefined : String(current), names),
+      );
+    }
+    return payload;
+  });
+};
+
+// What fastify-plugin does: hooks apply to the whole app, not only inside the plugin's scope.
+Object.assign(plugin, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: '@floodgate/http',
+});
+
+/**
+ * The Fastify plugin: limits every route (unless `global: false`); per-route
+ * `config: { rateLimit: false | {...} }` exempts a route or overrides options for it.
+ * @example
+ * await app.register(rateLimit, { limiter, key: ipKey() });
+ * app.get('/search', { config: { rateLimit: { limiter: searchLimiter } } }, handler);
+ */
+export const rateLimit = plugin;
+
+export type {
+  LimitedContext,
+  LimitedResponse,
+  RateLimitRequest,
+  RateLimitRule,
+} from '../shared/types.js';

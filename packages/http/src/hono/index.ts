@@ -1,0 +1,88 @@
+/**
+ * `@floodgate/http/hono`: the 429 contract as Hono 4 middleware. Only Hono's types are imported;
+ * nothing here is Node-specific beyond the default `getAddress`.
+ */
+import { FloodgateError } from '@floodgate/core';
+import type { Context, MiddlewareHandler } from 'hono';
+import { createEngine, type Outcome, queueDelay } from '../shared/engine.js';
+import { mergeExposeHeaders } from '../shared/response.js';
+import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
+
+export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
+  /**
+   * The client's address for `ipKey()`. The default reads the socket that `@hono/node-server`
+   * exposes as `c.env.incoming`; on other runtimes pass one, e.g. `(c) => getConnInfo(c).remote.address`
+   * with the runtime's `getConnInfo` from Hono. @default the node-server socket's address
+   */
+  getAddress?: (c: Context) => string | undefined;
+}
+
+const EXPOSE = 'Access-Control-Expose-Headers';
+
+function nodeServerAddress(c: Context): string | undefined {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress;
+}
+
+function view(c: Context, address: string | undefined): RateLimitRequest<Context> {
+  return {
+    method: c.req.method,
+    path: c.req.path,
+    route: undefined,
+    address,
+    header: (name) => c.req.header(name),
+    raw: c,
+  };
+}
+
+/** Puts the outcome's headers on the final response (re-wrapping one with immutable headers). */
+function applyHeaders(c: Context, outcome: Outcome): void {
+  let headers: Headers;
+  try {
+    headers = c.res.headers;
+    for (const [name, value] of Object.entries(outcome.headers)) headers.set(name, value);
+  } catch {
+    c.res = new Response(c.res.body, c.res);
+    headers = c.res.headers;
+    for (const [name, value] of Object.entries(outcome.headers)) headers.set(name, value);
+  }
+  if (outcome.expose.length > 0) {
+    headers.set(EXPOSE, mergeExposeHeaders(headers.get(EXPOSE) ?? undefined, outcome.expose));
+  }
+}
+
+/**
+ * Hono middleware.
+ * @example
+ * app.use('/api/*', rateLimit({ limiter, key: headerKey('x-api-key') }));
+ */
+export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
+  const { getAddress = nodeServerAddress, ...shared } = options;
+  if (typeof getAddress !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
+  }
+  const engine = createEngine(shared as RateLimitOptions);
+  return async (c, next) => {
+    const outcome = await engine.decide(view(c, getAddress(c)));
+    if (outcome.action === 'respond') {
+      // Through the context, so headers other middleware prepared (CORS) are kept.
+      c.res = c.body(outcome.body, outcome.status as 429);
+      applyHeaders(c, outcome);
+      return c.res;
+    }
+    if (outcome.delayMs > 0 && !(await queueDelay(outcome.delayMs, c.req.raw.signal))) {
+      // 499: the client closed the request while it was queued; nobody will read this.
+      return new Response(null, { status: 499 });
+    }
+    await next();
+    // After the handler, on the response it produced: the only place every response passes.
+    applyHeaders(c, outcome);
+  };
+}
+
+export type {
+  LimitedContext,
+  LimitedResponse,
+  RateLimitRequest,
+  RateLimitRule,
+} from '../shared/types.js';

@@ -1,0 +1,39 @@
+/**
+ * `@floodgate/http`: the keys, the shared types and the framework-agnostic core that every
+ * adapter (`/express`, `/fastify`, `/hono`, `/node`, `/fetch`) is a thin layer over.
+ */
+export { combineKeys, firstKey, headerKey, routeKey } from './keys/index.js';
+export {
+  clientAddress,
+  compileTrust,
+  type IpKeyOptions,
+  ipKey,
+  normalizeAddress,
+  type TrustFunction,
+  type TrustProxy,
+} from './keys/ip.js';
+export { createEngine, type Outcome, queueDelay, type RateLimitEngine } from './shared/engine.js';
+export { parseJitter } from './shared/options.js';
+export {
+  decisionHeaders,
+  type HeaderSettings,
+  mergeDecisions,
+  mergeExposeHeaders,
+  retryAfterSeconds,
+  tooManyRequestsProblem,
+  unavailableProblem,
+} from './shared/response.js';
+export type {
+  CostOption,
+  JitterBound,
+  JitterRange,
+  KeyFunction,
+  LimitedContext,
+  LimitedResponse,
+  LimiterChoice,
+  ProblemDetails,
+  ProblemPolicy,
+  RateLimitOptions,
+  RateLimitRequest,
+  RateLimitRule,
+} from './shared/types.js';

@@ -1,0 +1,200 @@
+import { type Decision, FloodgateError, type Limiter } from '@floodgate/core';
+import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
+import {
+  decisionHeaders,
+  mergeDecisions,
+  tooManyRequestsProblem,
+  unavailableProblem,
+} from './response.js';
+import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './types.js';
+
+/**
+ * What an adapter does with a request: pass it on (after `delayMs`, for leaky-bucket shaping)
+ * with `headers` on its response, or answer it now.
+ */
+export type Outcome =
+  | {
+      readonly action: 'next';
+      readonly headers: Record<string, string>;
+      /** Names to add to `Access-Control-Expose-Headers` (empty when turned off). */
+      readonly expose: readonly string[];
+      readonly delayMs: number;
+      readonly decision: Decision | undefined;
+    }
+  | {
+      readonly action: 'respond';
+      readonly status: number;
+      readonly headers: Record<string, string>;
+      readonly expose: readonly string[];
+      readonly body: string;
+      readonly decision: Decision | undefined;
+    };
+
+/** The framework-agnostic middleware: every adapter is a thin translation around `decide`. */
+export interface RateLimitEngine {
+  readonly settings: Settings;
+  decide(request: RateLimitRequest): Promise<Outcome>;
+}
+
+// Shared by every skipped request: frozen so no adapter can leak one request's headers into the next.
+const PASS: Outcome = Object.freeze({
+  action: 'next',
+  headers: Object.freeze({}) as Record<string, string>,
+  expose: Object.freeze([]),
+  delayMs: 0,
+  decision: undefined,
+});
+const PROBLEM_JSON = 'application/problem+json';
+
+async function chooseLimiter(
+  rule: ResolvedRule,
+  request: RateLimitRequest,
+): Promise<Limiter | undefined> {
+  if (typeof rule.limiter !== 'function') return rule.limiter;
+  const chosen = await rule.limiter(request);
+  if (chosen !== undefined && (typeof chosen !== 'object' || typeof chosen?.limit !== 'function')) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'the limiter function returned something that is not a limiter',
+    );
+  }
+  return chosen;
+}
+
+/**
+ * Evaluates the rules in order. After a denial the remaining rules are only peeked (reported,
+ * not charged): a request that is refused anyway should not use up other quotas.
+ */
+async function evaluateRules(
+  rules: readonly ResolvedRule[],
+  request: RateLimitRequest,
+): Promise<Decision[]> {
+  const decisions: Decision[] = [];
+  let denied = false;
+  for (const rule of rules) {
+    const key = await rule.key(request);
+    if (key === undefined) continue;
+    const limiter = await chooseLimiter(rule, request);
+    if (limiter === undefined) continue;
+    if (denied) {
+      decisions.push(await limiter.peek(key));
+      continue;
+    }
+    const cost = typeof rule.cost === 'function' ? await rule.cost(request) : rule.cost;
+    const decision = await limiter.limit(key, { cost });
+    if (!decision.allowed) denied = true;
+    decisions.push(decision);
+  }
+  return decisions;
+}
+
+function serializeBody(custom: LimitedResponse, headers: Record<string, string>): string {
+  const body = custom.body;
+  if (body === undefined) return '';
+  if (typeof body === 'string') return body;
+  if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+    headers['Content-Type'] = 'application/json; charset=utf-8';
+  }
+  return JSON.stringify(body);
+}
+
+async function denial(
+  settings: Settings,
+  request: RateLimitRequest,
+  decision: Decision,
+  headers: Record<string, string>,
+  retryAfter: number,
+  expose: readonly string[],
+): Promise<Outcome> {
+  const problem = tooManyRequestsProblem(decision, retryAfter);
+  const custom = await settings.onLimited?.({
+    request,
+    decision,
+    headers: { ...headers },
+    retryAfterSeconds: retryAfter,
+    problem,
+  });
+  if (custom === undefined) {
+    return {
+      action: 'respond',
+      status: 429,
+      headers: { ...headers, 'Content-Type': PROBLEM_JSON },
+      expose,
+      body: JSON.stringify(problem),
+      decision,
+    };
+  }
+  const merged = { ...headers, ...custom.headers };
+  const body = serializeBody(custom, merged);
+  return {
+    action: 'respond',
+    status: custom.status ?? 429,
+    headers: merged,
+    expose,
+    body,
+    decision,
+  };
+}
+
+/**
+ * Builds the shared middleware logic from the options every adapter takes. Throws
+ * `FloodgateError('INVALID_OPTION')` on bad options, before any store is touched.
+ * @example
+ * const engine = createEngine({ limiter, key: ipKey() });
+ * const outcome = await engine.decide(view);
+ */
+export function createEngine(
+  options: RateLimitOptions,
+  adapterOptions: readonly string[] = [],
+): RateLimitEngine {
+  const settings = resolveOptions(options, adapterOptions);
+  return {
+    settings,
+    async decide(request) {
+      try {
+        if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
+        const decisions = await evaluateRules(settings.rules, request);
+        if (decisions.length === 0) return PASS;
+        const decision = mergeDecisions(decisions);
+        const { headers, retryAfter } = decisionHeaders(decision, settings.headers);
+        const expose = settings.exposeHeaders ? Object.keys(headers) : [];
+        if (retryAfter === undefined) {
+          const delayMs = settings.delay ? decision.delayMs : 0;
+          return { action: 'next', headers, expose, delayMs, decision };
+        }
+        return await denial(settings, request, decision, headers, retryAfter, expose);
+      } catch (error) {
+        settings.onError?.(error, request);
+        if (settings.failOpen) return PASS;
+        return {
+          action: 'respond',
+          status: 503,
+          headers: { 'Content-Type': PROBLEM_JSON },
+          expose: [],
+          body: JSON.stringify(unavailableProblem()),
+          decision: undefined,
+        };
+      }
+    },
+  };
+}
+
+/**
+ * Resolves after `ms`, or as soon as `signal` aborts (a client that disconnected while queued
+ * must not hold a timer or a worker). True when the full wait elapsed.
+ */
+export function queueDelay(ms: number, signal?: AbortSignal): Promise<boolean> {
+  if (ms <= 0) return Promise.resolve(!signal?.aborted);
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

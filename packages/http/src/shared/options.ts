@@ -1,0 +1,250 @@
+import { createLimiter, FloodgateError, type Limiter, type Policy } from '@floodgate/core';
+import { ipKey } from '../keys/ip.js';
+import type { HeaderSettings } from './response.js';
+import type {
+  CostOption,
+  JitterBound,
+  KeyFunction,
+  LimiterChoice,
+  RateLimitOptions,
+  RateLimitRule,
+} from './types.js';
+
+/** A rule with every default applied. */
+export interface ResolvedRule {
+  readonly limiter: LimiterChoice;
+  readonly key: KeyFunction;
+  readonly cost: CostOption;
+}
+
+/** The options, validated and with defaults applied: what the engine runs on. */
+export interface Settings {
+  readonly rules: readonly ResolvedRule[];
+  readonly headers: HeaderSettings;
+  readonly exposeHeaders: boolean;
+  readonly skip: RateLimitOptions['skip'];
+  readonly onLimited: RateLimitOptions['onLimited'];
+  readonly failOpen: boolean;
+  readonly onError: RateLimitOptions['onError'];
+  readonly delay: boolean;
+}
+
+const OPTION_NAMES = new Set([
+  'limiter',
+  'policy',
+  'store',
+  'prefix',
+  'onStoreError',
+  'timeoutMs',
+  'rules',
+  'key',
+  'cost',
+  'headers',
+  'legacyHeaders',
+  'retryAfterJitter',
+  'exposeHeaders',
+  'skip',
+  'onLimited',
+  'onLimiterError',
+  'onError',
+  'delay',
+  'random',
+]);
+const RULE_NAMES = new Set(['limiter', 'policy', 'key', 'cost']);
+
+const invalid = (message: string): FloodgateError => new FloodgateError('INVALID_OPTION', message);
+
+function checkFunction(value: unknown, name: string): void {
+  if (value !== undefined && typeof value !== 'function')
+    throw invalid(`${name} must be a function`);
+}
+
+function checkBoolean(value: unknown, name: string): void {
+  if (value !== undefined && typeof value !== 'boolean')
+    throw invalid(`${name} must be true or false`);
+}
+
+function isLimiter(value: unknown): value is Limiter {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Limiter).limit === 'function' &&
+    typeof (value as Limiter).peek === 'function'
+  );
+}
+
+function checkCost(cost: unknown, name: string): void {
+  if (cost === undefined || typeof cost === 'function') return;
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+    throw invalid(`${name} must be a positive whole number or a function, got ${String(cost)}`);
+  }
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+function jitterBound(value: JitterBound): number {
+  let ms = Number.NaN;
+  if (typeof value === 'number') ms = value;
+  else if (typeof value === 'string') {
+    const m = /^(\d+(?:\.\d+)?) ?(ms|s|m)$/.exec(value.trim());
+    if (m) ms = Number(m[1]) * UNIT_MS[m[2]!]!;
+  }
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw invalid(
+      `retryAfterJitter: ${JSON.stringify(value)} is not a duration ≥ 0 (ms, or '500ms', '5s', '1m')`,
+    );
+  }
+  return ms;
+}
+
+/** `retryAfterJitter` as `[min, max]` ms. */
+export function parseJitter(value: RateLimitOptions['retryAfterJitter']): [number, number] {
+  if (value === undefined) return [0, 0];
+  if (Array.isArray(value)) {
+    if (value.length !== 2) throw invalid('retryAfterJitter range must be [min, max]');
+    const min = jitterBound(value[0]);
+    const max = jitterBound(value[1]);
+    if (min > max) throw invalid(`retryAfterJitter range [${min}, ${max}] ms has min > max`);
+    return [min, max];
+  }
+  return [0, jitterBound(value as JitterBound)];
+}
+
+function buildLimiter(options: RateLimitOptions, policy: Policy | readonly Policy[]): Limiter {
+  if (options.store === undefined) throw invalid('`policy` needs a `store` (or give a `limiter`)');
+  const limiterOptions: Parameters<typeof createLimiter>[0] = { store: options.store, policy };
+  if (options.prefix !== undefined) limiterOptions.prefix = options.prefix;
+  if (options.onStoreError !== undefined) limiterOptions.onStoreError = options.onStoreError;
+  if (options.timeoutMs !== undefined) limiterOptions.timeoutMs = options.timeoutMs;
+  return createLimiter(limiterOptions);
+}
+
+function resolveRule(
+  rule: RateLimitRule,
+  options: RateLimitOptions,
+  defaultKey: KeyFunction,
+  where: string,
+): ResolvedRule {
+  if ((rule.limiter === undefined) === (rule.policy === undefined)) {
+    throw invalid(`${where}: give exactly one of \`limiter\` or \`policy\``);
+  }
+  if (
+    rule.limiter !== undefined &&
+    typeof rule.limiter !== 'function' &&
+    !isLimiter(rule.limiter)
+  ) {
+    throw invalid(
+      `${where}: limiter must come from createLimiter() or be a function returning one`,
+    );
+  }
+  checkFunction(rule.key, `${where}: key`);
+  checkCost(rule.cost, `${where}: cost`);
+  const limiter = rule.limiter ?? buildLimiter(options, rule.policy!);
+  return { limiter, key: rule.key ?? defaultKey, cost: rule.cost ?? options.cost ?? 1 };
+}
+
+/** Policy names already reported by another rule would make two header members ambiguous. */
+function checkDistinctNames(rules: readonly ResolvedRule[]): void {
+  const seen = new Set<string>();
+  for (const rule of rules) {
+    if (typeof rule.limiter === 'function') continue;
+    for (const p of rule.limiter.policies) {
+      if (seen.has(p.name)) {
+        throw invalid(
+          `two rules report a policy named "${p.name}"; give the policies distinct names`,
+        );
+      }
+      seen.add(p.name);
+    }
+  }
+}
+
+const BUILD_OPTIONS = ['store', 'prefix', 'onStoreError', 'timeoutMs'] as const;
+
+/** Options that only shape a limiter built from `policy` would otherwise be silently ignored. */
+function checkLimiterOptions(options: RateLimitOptions): void {
+  const builds = options.policy !== undefined || options.rules?.some((r) => r.policy !== undefined);
+  if (builds) return;
+  const stray = BUILD_OPTIONS.filter((name) => options[name] !== undefined);
+  if (stray.length > 0) {
+    throw invalid(
+      `${stray.join(', ')} only apply to a limiter built from \`policy\`; configure your limiter with createLimiter() instead`,
+    );
+  }
+}
+
+/** Validates every option at construction, before any request or store is touched. */
+export function resolveOptions(options: RateLimitOptions, known: readonly string[] = []): Settings {
+  if (typeof options !== 'object' || options === null) throw invalid('rateLimit options required');
+  for (const name of Object.keys(options)) {
+    if (!OPTION_NAMES.has(name) && !known.includes(name)) throw invalid(`unknown option "${name}"`);
+  }
+  checkFunction(options.key, 'key');
+  checkCost(options.cost, 'cost');
+  const defaultKey = options.key ?? ipKey();
+
+  let rules: ResolvedRule[];
+  if (options.rules !== undefined) {
+    if (options.limiter !== undefined || options.policy !== undefined) {
+      throw invalid('give `rules`, or `limiter`/`policy`, not both');
+    }
+    if (!Array.isArray(options.rules) || options.rules.length === 0) {
+      throw invalid('rules must be a non-empty array');
+    }
+    rules = options.rules.map((rule, i) => {
+      if (typeof rule !== 'object' || rule === null) throw invalid(`rules[${i}] must be an object`);
+      for (const name of Object.keys(rule)) {
+        if (!RULE_NAMES.has(name)) throw invalid(`rules[${i}]: unknown option "${name}"`);
+      }
+      return resolveRule(rule, options, defaultKey, `rules[${i}]`);
+    });
+  } else {
+    if (options.limiter === undefined && options.policy === undefined) {
+      throw invalid('rateLimit needs a `limiter`, a `policy` with a `store`, or `rules`');
+    }
+    rules = [resolveRule(options, options, defaultKey, 'rateLimit')];
+  }
+  checkDistinctNames(rules);
+  checkLimiterOptions(options);
+
+  const standard = options.headers ?? 'draft-8';
+  if (
+    standard !== false &&
+    standard !== 'draft-6' &&
+    standard !== 'draft-7' &&
+    standard !== 'draft-8'
+  ) {
+    throw invalid(
+      `headers must be 'draft-6', 'draft-7', 'draft-8' or false, got ${JSON.stringify(standard)}`,
+    );
+  }
+  checkBoolean(options.legacyHeaders, 'legacyHeaders');
+  checkBoolean(options.exposeHeaders, 'exposeHeaders');
+  checkBoolean(options.delay, 'delay');
+  checkFunction(options.skip, 'skip');
+  checkFunction(options.onLimited, 'onLimited');
+  checkFunction(options.onError, 'onError');
+  checkFunction(options.random, 'random');
+  const mode = options.onLimiterError ?? 'fail-closed';
+  if (mode !== 'fail-closed' && mode !== 'fail-open') {
+    throw invalid(
+      `onLimiterError must be 'fail-closed' or 'fail-open', got ${JSON.stringify(mode)}`,
+    );
+  }
+
+  return {
+    rules,
+    headers: {
+      standard,
+      legacy: options.legacyHeaders ?? false,
+      jitterMs: parseJitter(options.retryAfterJitter),
+      random: options.random ?? Math.random,
+    },
+    exposeHeaders: options.exposeHeaders ?? true,
+    skip: options.skip,
+    onLimited: options.onLimited,
+    failOpen: mode === 'fail-open',
+    onError: options.onError,
+    delay: options.delay ?? true,
+  };
+}

@@ -1,0 +1,148 @@
+import type { Decision, PolicyDecision } from '@floodgate/core';
+import { formatRateLimitHeaders, formatRetryAfter } from '@floodgate/core/headers';
+import type { ProblemDetails, ProblemPolicy } from './types.js';
+
+/** The header options, normalised. */
+export interface HeaderSettings {
+  readonly standard: 'draft-6' | 'draft-7' | 'draft-8' | false;
+  readonly legacy: boolean;
+  /** Jitter range in ms, `min ≤ max`. */
+  readonly jitterMs: readonly [number, number];
+  readonly random: () => number;
+}
+
+/**
+ * `Retry-After` in whole seconds: `ceil((retryAfterMs + jitter) / 1000)`, jitter uniform in
+ * `[min, max]` ms. Never earlier than `retryAfterMs`, whatever `random` returns.
+ * @example
+ * retryAfterSeconds(1500, [0, 5000]) // 2 to 7
+ */
+export function retryAfterSeconds(
+  retryAfterMs: number,
+  jitterMs: readonly [number, number] = [0, 0],
+  random: () => number = Math.random,
+): number {
+  const [min, max] = jitterMs;
+  // core's formatter spreads over [0, span]; the range's floor is added to the base wait.
+  return Number(formatRetryAfter(Math.max(retryAfterMs, 0) + min, max - min, random));
+}
+
+/**
+ * The headers for a (merged) decision: the selected `RateLimit*` form, legacy `X-RateLimit-*`
+ * if asked, and `Retry-After` on a denial (always, even with `headers: false`).
+ */
+export function decisionHeaders(
+  decision: Decision,
+  settings: HeaderSettings,
+): { headers: Record<string, string>; retryAfter: number | undefined } {
+  let headers: Record<string, string> = {};
+  if (settings.standard !== false || settings.legacy) {
+    const all = formatRateLimitHeaders(decision, {
+      standard: settings.standard === false ? 'draft-8' : settings.standard,
+      legacy: settings.legacy,
+    });
+    delete all['Retry-After'];
+    headers =
+      settings.standard === false
+        ? Object.fromEntries(Object.entries(all).filter(([name]) => name.startsWith('X-')))
+        : all;
+  }
+  if (decision.allowed) return { headers, retryAfter: undefined };
+  const retryAfter = retryAfterSeconds(decision.retryAfterMs, settings.jitterMs, settings.random);
+  headers['Retry-After'] = String(retryAfter);
+  return { headers, retryAfter };
+}
+
+/**
+ * Several limiters' decisions as one, so every policy is reported together: denied when any
+ * denied, the binding policy is the one with the fewest units left, waits are the longest.
+ */
+export function mergeDecisions(decisions: readonly Decision[]): Decision {
+  if (decisions.length === 1) return decisions[0]!;
+  let allowed = true;
+  let binding = decisions[0]!;
+  let resetAfterMs = 0;
+  let retryAfterMs = 0;
+  let delayMs = 0;
+  let reason: Decision['reason'];
+  const policies: PolicyDecision[] = [];
+  for (const d of decisions) {
+    if (!d.allowed) {
+      allowed = false;
+      retryAfterMs = Math.max(retryAfterMs, d.retryAfterMs);
+    }
+    if (d.remaining < binding.remaining) binding = d;
+    resetAfterMs = Math.max(resetAfterMs, d.resetAfterMs);
+    delayMs = Math.max(delayMs, d.delayMs);
+    reason ??= d.reason;
+    policies.push(...d.policies);
+  }
+  const merged: Decision = {
+    allowed,
+    limit: binding.limit,
+    remaining: binding.remaining,
+    resetAfterMs,
+    retryAfterMs: allowed ? 0 : retryAfterMs,
+    delayMs: allowed ? delayMs : 0,
+    policies,
+  };
+  return reason === undefined ? merged : { ...merged, reason };
+}
+
+const seconds = (ms: number): number => (ms > 0 ? Math.ceil(ms / 1000) : 0);
+
+function problemPolicy(p: PolicyDecision): ProblemPolicy {
+  const reset = p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
+  const base = {
+    name: p.name,
+    limit: p.limit,
+    remaining: p.remaining,
+    resetSeconds: seconds(reset),
+  };
+  return Number.isFinite(p.windowMs) ? { ...base, windowSeconds: seconds(p.windowMs) } : base;
+}
+
+/** The RFC 9457 body of a 429, naming the policies that denied the request. */
+export function tooManyRequestsProblem(decision: Decision, retryAfter: number): ProblemDetails {
+  const violated = decision.policies.filter((p) => !p.allowed).map((p) => p.name);
+  const names = violated.map((n) => JSON.stringify(n)).join(', ');
+  return {
+    type: 'about:blank',
+    title: 'Too Many Requests',
+    status: 429,
+    detail: `Rate limit exceeded${names ? ` for ${names}` : ''}; retry in ${retryAfter} s.`,
+    retryAfter,
+    violated,
+    policies: decision.policies.map(problemPolicy),
+  };
+}
+
+/** The RFC 9457 body of the 503 sent when deciding failed under `'fail-closed'`. */
+export function unavailableProblem(): ProblemDetails {
+  return {
+    type: 'about:blank',
+    title: 'Service Unavailable',
+    status: 503,
+    detail: 'The rate limiter could not decide on this request.',
+  };
+}
+
+/**
+ * `Access-Control-Expose-Headers` with `names` added to what is there (from CORS middleware),
+ * each name once, whatever its case. Names are added even next to `*`, which does not cover
+ * credentialed requests.
+ */
+export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
+  const current = (existing ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const seen = new Set(current.map((s) => s.toLowerCase()));
+  for (const name of names) {
+    if (!seen.has(name.toLowerCase())) {
+      seen.add(name.toLowerCase());
+      current.push(name);
+    }
+  }
+  return current.join(', ');
+}

@@ -1,0 +1,161 @@
+import type { Decision, Limiter, Policy, Store } from '@floodgate/core';
+
+/**
+ * The framework-agnostic view of a request that every option function receives. `raw` is the
+ * framework's own object (Express `req`, Fastify `request`, Hono `Context`, node:http
+ * `IncomingMessage`, or the fetch `Request`), for anything the view does not carry.
+ */
+export interface RateLimitRequest<Raw = unknown> {
+  readonly method: string;
+  /** The path, without the query string. */
+  readonly path: string;
+  /**
+   * The matched route pattern (`/users/:id`) where the framework knows it at this point:
+   * Express when the middleware is mounted on a route, Fastify always. Otherwise `undefined`.
+   */
+  readonly route: string | undefined;
+  /** The address of the peer on the other end of the socket (the proxy, when behind one). */
+  readonly address: string | undefined;
+  /** A request header by name (any case); repeated fields joined with `", "`. */
+  header(name: string): string | undefined;
+  readonly raw: Raw;
+}
+
+type Awaitable<T> = T | Promise<T>;
+
+/**
+ * Names the bucket a request is counted in. `undefined` means "this rule does not apply to this
+ * request" (e.g. no API key was sent): the rule is skipped, it is not an error.
+ */
+export type KeyFunction<Raw = unknown> = (
+  request: RateLimitRequest<Raw>,
+) => Awaitable<string | undefined>;
+
+/** A limiter, or a function choosing one per request (tiers); `undefined` skips the rule. */
+export type LimiterChoice<Raw = unknown> =
+  | Limiter
+  | ((request: RateLimitRequest<Raw>) => Awaitable<Limiter | undefined>);
+
+/** Units a request costs: a number, or a function of the request. */
+export type CostOption<Raw = unknown> =
+  | number
+  | ((request: RateLimitRequest<Raw>) => Awaitable<number>);
+
+/** A delay in ms, or a duration string (`'500ms'`, `'5s'`). */
+export type JitterBound = number | string;
+
+/**
+ * Extra wait added to `Retry-After`, drawn uniformly from `[min, max]`. A single value means
+ * `[0, value]`. Only ever added: the advertised wait is never shorter than the real one.
+ */
+export type JitterRange = JitterBound | readonly [JitterBound, JitterBound];
+
+/** One limiter and the key it counts by. Several rules are evaluated in order, reported together. */
+export interface RateLimitRule<Raw = unknown> {
+  /** The limiter, or a per-request choice of limiter. Give this or `policy`. @default none */
+  limiter?: LimiterChoice<Raw>;
+  /** Policies for a limiter built on the middleware's `store`. Give this or `limiter`. @default none */
+  policy?: Policy | readonly Policy[];
+  /** @default the middleware's `key` (itself `ipKey()` by default) */
+  key?: KeyFunction<Raw>;
+  /** @default the middleware's `cost` (itself 1 by default) */
+  cost?: CostOption<Raw>;
+}
+
+/** What `onLimited` may answer instead of the default problem+json body. */
+export interface LimitedResponse {
+  /** @default 429 */
+  status?: number;
+  /** Added to (and overriding) the rate-limit headers, which are always set. @default none */
+  headers?: Record<string, string>;
+  /**
+   * A string is sent as is; anything else as JSON (`application/json` unless a header says
+   * otherwise). @default an empty body
+   */
+  body?: unknown;
+}
+
+/** What `onLimited` is told about a denial. */
+export interface LimitedContext<Raw = unknown> {
+  readonly request: RateLimitRequest<Raw>;
+  /** Every rule's decision merged: the policies of all rules that were evaluated. */
+  readonly decision: Decision;
+  /** The rate-limit and `Retry-After` headers that will be sent. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The `Retry-After` value sent, in seconds (jitter included). */
+  readonly retryAfterSeconds: number;
+  /** The default RFC 9457 body. */
+  readonly problem: ProblemDetails;
+}
+
+/** An RFC 9457 problem body, with Floodgate's extension members. */
+export interface ProblemDetails {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  /** Seconds, as in `Retry-After` (429 only). */
+  readonly retryAfter?: number;
+  /** Names of the policies that denied the request (429 only). */
+  readonly violated?: readonly string[];
+  /** Every policy evaluated for the request (429 only). */
+  readonly policies?: readonly ProblemPolicy[];
+}
+
+export interface ProblemPolicy {
+  readonly name: string;
+  readonly limit: number;
+  readonly remaining: number;
+  /** Absent when the policy has no window to speak of. */
+  readonly windowSeconds?: number;
+  readonly resetSeconds: number;
+}
+
+/** The options every adapter takes. */
+export interface RateLimitOptions<Raw = unknown> {
+  /**
+   * The limiter, or a function choosing one per request (tiers). Or give `policy` + `store`, or
+   * `rules`. @default none
+   */
+  limiter?: LimiterChoice<Raw>;
+  /** Policies for a limiter the middleware builds on `store`. @default none */
+  policy?: Policy | readonly Policy[];
+  /** The store for `policy` (and for `policy` in `rules`). @default none */
+  store?: Store;
+  /** Key prefix of limiters built from `policy`. @default 'floodgate' */
+  prefix?: string;
+  /** Passed to limiters built from `policy`; see `createLimiter`. @default the store's fallback */
+  onStoreError?: 'throw' | 'allow' | 'deny' | Store;
+  /** Passed to limiters built from `policy`. @default no timeout */
+  timeoutMs?: number;
+  /** Several limiters per request (per IP, per API key, per route), reported together. @default none */
+  rules?: readonly RateLimitRule<Raw>[];
+  /** @default ipKey() */
+  key?: KeyFunction<Raw>;
+  /** @default 1 */
+  cost?: CostOption<Raw>;
+  /** Which `RateLimit` header standard to send, or `false` for none. @default 'draft-8' */
+  headers?: 'draft-6' | 'draft-7' | 'draft-8' | false;
+  /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (delta-seconds). @default false */
+  legacyHeaders?: boolean;
+  /** Extra wait spread over denied clients' `Retry-After`; ms or duration strings. @default 0 */
+  retryAfterJitter?: JitterRange;
+  /** Add the rate-limit header names to `Access-Control-Expose-Headers`. @default true */
+  exposeHeaders?: boolean;
+  /** Requests for which this returns true are not counted and get no headers. @default none */
+  skip?: (request: RateLimitRequest<Raw>) => Awaitable<boolean>;
+  /** A custom response for denials; `undefined` keeps the default problem+json. @default none */
+  onLimited?: (context: LimitedContext<Raw>) => Awaitable<LimitedResponse | undefined>;
+  /**
+   * When deciding throws (the limiter with `onStoreError: 'throw'`, a key or cost function):
+   * `'fail-closed'` answers `503` with a problem+json body; `'fail-open'` lets the request
+   * through without rate-limit headers. @default 'fail-closed'
+   */
+  onLimiterError?: 'fail-closed' | 'fail-open';
+  /** Told about every error `onLimiterError` absorbed, for logging and alerts. @default none */
+  onError?: (error: unknown, request: RateLimitRequest<Raw>) => void;
+  /** Hold admitted `leakyBucket` requests for their `delayMs` before passing them on. @default true */
+  delay?: boolean;
+  /** Uniform in [0, 1): the jitter's randomness, injectable for tests. @default Math.random */
+  random?: () => number;
+}

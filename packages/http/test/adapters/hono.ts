@@ -1,0 +1,53 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { rateLimit } from '../../src/hono/index.js';
+import { type AppHandle, counter, EXPOSE_BY_APP, type Harness, urlOf } from '../support/harness.js';
+
+/** Serves a fetch handler with @hono/node-server on port 0. */
+export async function serveFetch(
+  fetch: Parameters<typeof serve>[0]['fetch'],
+  host: string,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  let server: ReturnType<typeof serve> | undefined;
+  const info = await new Promise<AddressInfo>((resolve) => {
+    server = serve({ fetch, port: 0, hostname: host }, resolve);
+  });
+  return {
+    url: urlOf(info),
+    close: () =>
+      new Promise((resolve) => {
+        server!.close(() => resolve());
+        // Keep-alive sockets would hold close() open.
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      }),
+  };
+}
+
+export const honoHarness: Harness = {
+  name: 'hono',
+  knowsRoute: false,
+  async build(options) {
+    return rateLimit(options);
+  },
+  async start(options, { host = '127.0.0.1' } = {}): Promise<AppHandle> {
+    const app = new Hono();
+    const handled = counter();
+    app.use('*', rateLimit(options));
+    const handler = (c: import('hono').Context) => {
+      handled.hit();
+      c.header('Access-Control-Expose-Headers', EXPOSE_BY_APP);
+      return c.json({ ok: true });
+    };
+    app.get('/', handler);
+    app.get('/users/:id', handler);
+    app.get('/health', handler);
+    const served = await serveFetch(app.fetch, host);
+    return {
+      url: served.url,
+      handled: handled.count,
+      handledAt: handled.times,
+      close: served.close,
+    };
+  },
+};

@@ -1,0 +1,81 @@
+import { fixedWindow, isFloodgateError, type Store } from '@floodgate/core';
+import { MemoryStore } from '@floodgate/memory';
+import { describe, expect, test } from 'vitest';
+import type { SuiteContext } from '../support/context.js';
+import { send, T0 } from '../support/context.js';
+
+/** A store whose every call fails, as a dead backend would. */
+export const brokenStore: Store = {
+  evaluate: async () => {
+    throw new Error('connection refused');
+  },
+  reset: async () => {},
+};
+
+const one = () => fixedWindow({ name: 'one', limit: 1, window: '10s' });
+
+export function failureTests(ctx: SuiteContext): void {
+  describe('store failures, under each choice', () => {
+    test("onStoreError 'throw' + fail-closed (the default): 503 problem+json, reported", async () => {
+      const errors: unknown[] = [];
+      const app = await ctx.start({
+        limiter: ctx.limiter(one(), { store: brokenStore, onStoreError: 'throw' }),
+        onError: (error) => errors.push(error),
+      });
+      const r = await send(app.url);
+      expect(r.status).toBe(503);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(r.json()).toMatchObject({ status: 503, title: 'Service Unavailable' });
+      expect(app.handled()).toBe(0);
+      expect(errors).toHaveLength(1);
+      expect(isFloodgateError(errors[0]) && errors[0].code).toBe('STORE_UNAVAILABLE');
+    });
+
+    test("onStoreError 'throw' + fail-open: the request goes through without headers", async () => {
+      const app = await ctx.start({
+        policy: one(),
+        store: brokenStore,
+        onStoreError: 'throw',
+        onLimiterError: 'fail-open',
+      });
+      const r = await send(app.url);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('ratelimit')).toBeNull();
+      expect(app.handled()).toBe(1);
+    });
+
+    test("onStoreError 'allow': admitted", async () => {
+      const app = await ctx.start({ policy: one(), store: brokenStore, onStoreError: 'allow' });
+      expect((await send(app.url)).status).toBe(200);
+      expect((await send(app.url)).status).toBe(200);
+    });
+
+    test("onStoreError 'deny': 429 with a one-second Retry-After", async () => {
+      const app = await ctx.start({ policy: one(), store: brokenStore, onStoreError: 'deny' });
+      const r = await send(app.url);
+      expect(r.status).toBe(429);
+      expect(r.headers.get('retry-after')).toBe('1');
+      expect(app.handled()).toBe(0);
+    });
+
+    test('onStoreError with a fallback store: limits keep holding', async () => {
+      const app = await ctx.start({
+        policy: one(),
+        store: brokenStore,
+        onStoreError: new MemoryStore({ now: () => T0 }),
+      });
+      expect((await send(app.url)).status).toBe(200);
+      expect((await send(app.url)).status).toBe(429);
+    });
+
+    test('a key function that throws is a limiter error too', async () => {
+      const app = await ctx.start({
+        limiter: ctx.limiter(one()),
+        key: () => {
+          throw new Error('no session');
+        },
+      });
+      expect((await send(app.url)).status).toBe(503);
+    });
+  });
+}

@@ -1,0 +1,88 @@
+import { type FloodgateError, fixedWindow, isFloodgateError } from '@floodgate/core';
+import { MemoryStore } from '@floodgate/memory';
+import { describe, expect, test } from 'vitest';
+import type { RateLimitOptions } from '../../src/index.js';
+import type { SuiteContext } from '../support/context.js';
+
+async function rejection(build: () => Promise<unknown>): Promise<FloodgateError> {
+  try {
+    await build();
+  } catch (error) {
+    if (isFloodgateError(error)) return error;
+    throw error;
+  }
+  throw new Error('expected the options to be refused');
+}
+
+export function optionTests(ctx: SuiteContext): void {
+  describe('options are checked at construction', () => {
+    const limiter = () => ctx.limiter(fixedWindow({ limit: 1, window: '1s' }));
+    const cases: [string, () => RateLimitOptions, RegExp][] = [
+      ['no limiter', () => ({}), /needs a `limiter`/],
+      [
+        'unknown option',
+        () => ({ limiter: limiter(), max: 5 }) as RateLimitOptions,
+        /unknown option "max"/,
+      ],
+      [
+        'bad header standard',
+        () => ({ limiter: limiter(), headers: 'draft-9' as 'draft-8' }),
+        /headers must be/,
+      ],
+      [
+        'policy without store',
+        () => ({ policy: fixedWindow({ limit: 1, window: '1s' }) }),
+        /needs a `store`/,
+      ],
+      [
+        'jitter min > max',
+        () => ({ limiter: limiter(), retryAfterJitter: ['5s', '1s'] }),
+        /min > max/,
+      ],
+      [
+        'jitter not a duration',
+        () => ({ limiter: limiter(), retryAfterJitter: '5 parsecs' }),
+        /not a duration/,
+      ],
+      [
+        'bad failure mode',
+        () => ({ limiter: limiter(), onLimiterError: 'open' as 'fail-open' }),
+        /onLimiterError/,
+      ],
+      ['cost 0', () => ({ limiter: limiter(), cost: 0 }), /cost must be/],
+      [
+        'key not a function',
+        () => ({ limiter: limiter(), key: 'ip' as never }),
+        /key must be a function/,
+      ],
+      [
+        'store options next to a ready limiter',
+        () => ({ limiter: limiter(), onStoreError: 'allow' as const }),
+        /only apply to a limiter built from `policy`/,
+      ],
+      [
+        'limiter and rules',
+        () => ({ limiter: limiter(), rules: [{ limiter: limiter() }] }),
+        /not both/,
+      ],
+      [
+        'two rules, one policy name',
+        () => ({
+          rules: [
+            { policy: fixedWindow({ name: 'a', limit: 1, window: '1s' }) },
+            { policy: fixedWindow({ name: 'a', limit: 2, window: '1s' }) },
+          ],
+          store: new MemoryStore(),
+        }),
+        /distinct names/,
+      ],
+    ];
+    for (const [name, options, message] of cases) {
+      test(name, async () => {
+        const error = await rejection(() => ctx.harness.build(options()));
+        expect(error.code).toBe('INVALID_OPTION');
+        expect(error.message).toMatch(message);
+      });
+    }
+  });
+}

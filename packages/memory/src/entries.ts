@@ -1,0 +1,79 @@
+// MemoryStore's building blocks: the entry, the tables, the kernel dispatch, key parsing.
+import {
+  bucketKernel,
+  fixedWindowKernel,
+  type Policy,
+  type PolicyResult,
+  slidingWindowKernel,
+  slidingWindowLogKernel,
+  type Verdict,
+} from '@floodgate/core';
+
+/** One key's state, updated in place; an expired entry is reused when its identity returns. */
+export class Entry {
+  s0 = 0;
+  s1 = 0;
+  s2 = 0;
+  log: number[] | undefined = undefined;
+  expiresAt = 0;
+  /** Read since it last came up for eviction: it gets a second chance (CLOCK). */
+  used = false;
+}
+
+/**
+ * How long an entry stays after it expired before a sweep may take it. A caller whose clock is
+ * behind the one that saw it expire (an injected `now`, skewed callers) must still find it, as a
+ * key read lazily would be found: time never runs backward for a key.
+ */
+export const SWEEP_GRACE_MS = 60_000;
+
+/** The state of one policy under one prefix, by encoded identity. */
+export type Table = Map<string, Entry>;
+
+export interface Resolved {
+  readonly prefix: string;
+  readonly tables: Table[];
+}
+
+export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyResult[K] } => ({
+  allowed: false,
+  remaining: 0,
+  resetAfterMs: 0,
+  retryAfterMs: 0,
+  delayMs: 0,
+});
+
+/** Runs the policy's kernel on an entry's state (`live` false: empty state) into `v`. */
+export function decide(
+  p: Policy,
+  live: boolean,
+  e: Entry | undefined,
+  now: number,
+  cost: number,
+  v: Verdict,
+): void {
+  const q = p.params;
+  const s0 = live ? e!.s0 : 0;
+  const s1 = live ? e!.s1 : 0;
+  switch (p.kind) {
+    case 'fixedWindow':
+      fixedWindowKernel(q[0], q[1], live, s0, s1, now, cost, v);
+      return;
+    case 'slidingWindow':
+      slidingWindowKernel(q[0], q[1], live, s0, s1, live ? e!.s2 : 0, now, cost, v);
+      return;
+    case 'slidingWindowLog':
+      slidingWindowLogKernel(q[0], q[1], live ? e!.log : undefined, now, cost, v);
+      return;
+    default:
+      bucketKernel(p.kind === 'leakyBucket', q[0], q[1], q[2], live, s0, s1, now, cost, v);
+  }
+}
+
+/** `<prefix>:{<identity>}:<policy id>` → table name `<prefix>{<policy id>` and identity. */
+export function splitKey(key: string): [string, string] {
+  const open = key.indexOf('{');
+  const close = key.lastIndexOf('}');
+  if (open < 1 || close < open || key[close + 1] !== ':') return [key, ''];
+  return [`${key.slice(0, open - 1)}{${key.slice(close + 2)}`, key.slice(open + 1, close)];
+}

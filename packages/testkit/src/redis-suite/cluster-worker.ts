@@ -1,0 +1,143 @@
+// An "app server" process on a Redis Cluster: its own cluster client (the adapter the parent
+// names) and store, deciding for a list of identities round after round while the parent moves
+// slots under it. The parent collects what it admitted and any decision that failed.
+import { type ChildProcess, fork } from 'node:child_process';
+import { createLimiter, fixedWindow, tokenBucket } from '@floodgate/core';
+import { sleep } from './shared.js';
+import type { RedisClientOptions, RedisNodeAddress, RedisStoreAdapter } from './types.js';
+
+/** What the parent asks a cluster worker. */
+export type ClusterWorkerRequest =
+  | {
+      type: 'run';
+      id: number;
+      prefix: string;
+      identities: string[];
+      /** fixedWindow limit per identity (a tokenBucket of twice that rides along). */
+      limit: number;
+      rounds: number;
+      pauseMs: number;
+    }
+  | { type: 'exit' };
+
+/** A worker's answer to `run`: admissions per identity (same order) and failed decisions. */
+export interface ClusterWorkerReply {
+  id: number;
+  admitted: number[];
+  errors: string[];
+}
+
+const ENV = {
+  nodes: 'FLOODGATE_CLUSTER_NODES',
+  adapter: 'FLOODGATE_ADAPTER',
+  clientOptions: 'FLOODGATE_CLIENT_OPTIONS',
+} as const;
+
+/**
+ * The body of a cluster worker script: `await serveRedisClusterWorker(ADAPTERS)`. Decisions run
+ * with `onStoreError: 'throw'` and no blocked-key cache: every one goes to Redis, and one that
+ * fails is reported, never hidden behind a fallback.
+ */
+export async function serveRedisClusterWorker<C>(
+  adapters: readonly RedisStoreAdapter<C>[],
+): Promise<void> {
+  const send = process.send?.bind(process);
+  if (send === undefined) throw new Error('serveRedisClusterWorker: run it with fork');
+  const adapter = adapters.find((a) => a.name === process.env[ENV.adapter]);
+  if (adapter?.createCluster === undefined) throw new Error('no cluster adapter by that name');
+  const nodes = JSON.parse(process.env[ENV.nodes] ?? '[]') as RedisNodeAddress[];
+  const options = JSON.parse(process.env[ENV.clientOptions] ?? '{}') as RedisClientOptions;
+  const client = adapter.createCluster(nodes, options);
+  await adapter.connect(client);
+  const store = adapter.makeStore(client);
+  process.on('message', async (m: ClusterWorkerRequest) => {
+    if (m.type === 'exit') {
+      await Promise.resolve(adapter.disconnect(client)).catch(() => {});
+      process.exit(0);
+    }
+    const limiter = createLimiter({
+      store,
+      policy: [
+        fixedWindow({ limit: m.limit, window: '1h' }),
+        tokenBucket({ limit: m.limit * 2, interval: '1h' }),
+      ],
+      prefix: m.prefix,
+      onStoreError: 'throw',
+      blockCache: false,
+    });
+    const admitted = m.identities.map(() => 0);
+    const errors: string[] = [];
+    for (let r = 0; r < m.rounds; r++) {
+      await Promise.all(
+        m.identities.map((id, i) =>
+          limiter.limit(id).then(
+            (d) => {
+              if (d.allowed) admitted[i]!++;
+            },
+            (e: Error) => errors.push(String((e as { cause?: unknown }).cause ?? e)),
+          ),
+        ),
+      );
+      await sleep(m.pauseMs);
+    }
+    send({ id: m.id, admitted, errors } satisfies ClusterWorkerReply);
+  });
+  send({ ready: true });
+}
+
+/** A forked cluster worker, from the parent's side. */
+export interface ClusterWorker {
+  run(
+    request: Omit<Extract<ClusterWorkerRequest, { type: 'run' }>, 'id' | 'type'>,
+  ): Promise<ClusterWorkerReply>;
+  stop(): Promise<void>;
+}
+
+/** Forks `script` (which calls `serveRedisClusterWorker`) and resolves once its client is up. */
+export async function forkClusterWorker(
+  script: string,
+  options: {
+    adapter: string;
+    nodes: readonly RedisNodeAddress[];
+    clientOptions?: RedisClientOptions;
+    execArgv?: readonly string[];
+  },
+): Promise<ClusterWorker> {
+  const child: ChildProcess = fork(script, [], {
+    execArgv: [...(options.execArgv ?? ['--import', 'tsx'])],
+    env: {
+      ...process.env,
+      [ENV.nodes]: JSON.stringify(options.nodes),
+      [ENV.adapter]: options.adapter,
+      [ENV.clientOptions]: JSON.stringify(options.clientOptions ?? {}),
+    },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const pending = new Map<number, (r: ClusterWorkerReply) => void>();
+  let next = 0;
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`cluster worker exited with ${code}`)));
+    child.on('message', (m: ClusterWorkerReply & { ready?: boolean }) => {
+      if (m.ready) resolve();
+      else pending.get(m.id)?.(m);
+    });
+  });
+  return {
+    run(request) {
+      const id = next++;
+      return new Promise((resolve) => {
+        pending.set(id, resolve);
+        child.send({ ...request, type: 'run', id });
+      });
+    },
+    async stop() {
+      child.removeAllListeners('exit');
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      if (child.connected) child.send({ type: 'exit' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
