@@ -111,6 +111,17 @@ if (failures.length) finish();
 // peers (ioredis, redis, vitest) come from the registry as they would for a user.
 const app = join(tmp, 'app');
 const deps = Object.fromEntries(tarballs.map(({ pkg, tgz }) => [pkg.name, `file:${tgz}`]));
+// Optional peers too (express, fastify, hono, redis…): their types are named in the .d.ts files,
+// and a user of that entry point has them. A peer without its own types brings the @types
+// package the Floodgate package was built against.
+for (const { pkg } of tarballs) {
+  for (const [peer, range] of Object.entries(pkg.peerDependencies ?? {})) {
+    if (peer.startsWith('@floodgate/')) continue;
+    deps[peer] ??= range;
+    const types = `@types/${peer.replace(/^@(.*)\//, '$1__')}`;
+    if (pkg.devDependencies?.[types]) deps[types] ??= pkg.devDependencies[types];
+  }
+}
 write(
   'package.json',
   JSON.stringify(
