@@ -15,8 +15,9 @@ export function chart({ title, xLabel, yLabel, xMax, yMax, series, vlines = [], 
   const Y = (y) => M.top + ph - (y / yMax) * ph;
   const parts = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="12" role="img">`,
   );
+  parts.push(`<title>${esc(title)}</title>`);
   parts.push(`<rect width="${W}" height="${H}" fill="#ffffff"/>`);
   parts.push(`<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${esc(title)}</text>`);
   for (const t of ticks(yMax)) {
