@@ -16,15 +16,15 @@ function escapeChar(ch: string): string {
     : `%${code.toString(16).toUpperCase().padStart(2, '0')}`;
 }
 
-/**
- * Encodes an identity for use inside `{…}`: injective for every JavaScript string, free of braces,
- * and bounded in size (long identities become `#` + SHA-256).
- */
 // Cheap screen for the common case: nothing to escape, and short enough that even 3 UTF-8 bytes
 // per UTF-16 unit stay within the bound.
 const MAYBE_SPECIAL = /[%{}#\uD800-\uDFFF]/;
 const SURELY_SHORT = Math.floor(MAX_IDENTITY_BYTES / 3);
 
+/**
+ * Encodes an identity for use inside `{…}`: injective for every JavaScript string, free of braces,
+ * and bounded in size (long identities become `#` + SHA-256).
+ */
 export function encodeIdentity(identity: string): string {
   if (identity.length <= SURELY_SHORT && !MAYBE_SPECIAL.test(identity)) return identity;
   const encoded = identity.replace(SPECIAL, escapeChar);

@@ -1,0 +1,142 @@
+// Every ```ts / ```js block in README.md, packages/*/README.md and docs/*.md is type-checked
+// against the built packages, so a renamed export or a changed option breaks CI, not a reader.
+// A block that is deliberately partial is written ```ts fragment, or preceded by
+// <!-- no-check -->; keep those rare. Errors are reported as file:line of the Markdown.
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { publishedPackages, root } from '../packaging/workspace.mjs';
+import { checkPictures } from './pictures.mjs';
+
+const ts = createRequire(import.meta.url)('typescript');
+const here = new URL('.', import.meta.url).pathname;
+const failures = [];
+
+const self = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8'));
+for (const { pkg } of publishedPackages()) {
+  if (!self.devDependencies?.[pkg.name]) {
+    failures.push(
+      `${pkg.name} is published but not a devDependency of tests/docs: add "${pkg.name}": "workspace:*" so its samples resolve and turbo builds it first`,
+    );
+  }
+}
+
+/** The Markdown files whose samples are checked. */
+function markdownFiles() {
+  const files = [join(root, 'README.md')];
+  for (const d of readdirSync(join(root, 'packages'))) {
+    const f = join(root, 'packages', d, 'README.md');
+    if (existsSync(f)) files.push(f);
+  }
+  for (const f of readdirSync(join(root, 'docs')))
+    if (f.endsWith('.md')) files.push(join(root, 'docs', f));
+  return files;
+}
+
+const LANGS = { ts: 'ts', typescript: 'ts', js: 'js', javascript: 'js', mjs: 'js' };
+
+/** The checkable blocks of one file: language, first code line (1-based) and code. */
+export function extractBlocks(text) {
+  const lines = text.split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)(.*)$/.exec(lines[i]);
+    if (!open) continue;
+    const [, indent, fence, lang, rest] = open;
+    let end = i + 1;
+    while (end < lines.length && !lines[end].trim().startsWith(fence)) end++;
+    const prev =
+      lines
+        .slice(0, i)
+        .reverse()
+        .find((l) => l.trim() !== '') ?? '';
+    const skip = /\bfragment\b/.test(rest) || prev.trim() === '<!-- no-check -->';
+    const kind = LANGS[lang.toLowerCase()];
+    if (kind && !skip) {
+      const code = lines
+        .slice(i + 1, end)
+        .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l));
+      blocks.push({ kind, line: i + 2, code: code.join('\n') });
+    }
+    i = end;
+  }
+  return blocks;
+}
+
+const out = join(here, '.samples');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out);
+const origin = new Map();
+let count = 0;
+for (const md of markdownFiles()) {
+  for (const b of extractBlocks(readFileSync(md, 'utf8'))) {
+    const name = join(out, `sample-${++count}.${b.kind === 'ts' ? 'mts' : 'mjs'}`);
+    // `export {}` keeps each sample its own module, so two samples may both declare `limiter`.
+    writeFileSync(name, `${b.code}\nexport {};\n`);
+    origin.set(name, { md: relative(root, md), line: b.line });
+  }
+}
+
+const program = ts.createProgram([...origin.keys()], {
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  target: ts.ScriptTarget.ES2022,
+  lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+  types: ['node'],
+  typeRoots: [join(here, 'node_modules', '@types')],
+  strict: true,
+  noEmit: true,
+  allowJs: true,
+  checkJs: true,
+  skipLibCheck: true,
+});
+for (const d of ts.getPreEmitDiagnostics(program)) {
+  const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+  const src = d.file && origin.get(d.file.fileName);
+  if (!src) {
+    failures.push(`typescript: ${message}`);
+    continue;
+  }
+  const { line, character } = d.file.getLineAndCharacterOfPosition(d.start ?? 0);
+  failures.push(`${src.md}:${src.line + line}:${character + 1}: TS${d.code} ${message}`);
+}
+if (!process.env.KEEP_DOCS_SAMPLES) rmSync(out, { recursive: true, force: true });
+console.log(`docs samples: ${count} blocks type-checked`);
+
+failures.push(...(await checkPictures()));
+failures.push(...apiReference());
+
+/** The API reference must build without a warning (typedoc.config.mjs treats them as errors). */
+function apiReference() {
+  const out = mkdtempSync(join(tmpdir(), 'floodgate-api-'));
+  const r = spawnSync(
+    join(root, 'node_modules', '.bin', 'typedoc'),
+    ['--options', 'typedoc.config.mjs', '--out', out],
+    { cwd: root, encoding: 'utf8' },
+  );
+  rmSync(out, { recursive: true, force: true });
+  if (r.status === 0) {
+    console.log('API reference (typedoc) builds without warnings');
+    return [];
+  }
+  return [`pnpm docs:api fails:\n${r.stdout}${r.stderr}`];
+}
+
+if (failures.length) {
+  console.error(`\n${failures.length} problem(s) in the docs:\n\n${failures.join('\n')}`);
+  console.error(
+    '\nMark a deliberately partial sample ```ts fragment (or precede it with <!-- no-check -->).',
+  );
+  process.exit(1);
+}
+console.log('docs ok');
