@@ -27,6 +27,9 @@ export default {
   compilerOptions: { paths },
   out: 'docs/api',
   readme: 'none',
+  // No "defined in" links: they need a git remote, and CI's fresh clone may have none that
+  // typedoc can read (a warning, which is an error here).
+  disableSources: true,
   excludePrivate: true,
   excludeInternal: true,
   treatWarningsAsErrors: true,

@@ -1,7 +1,9 @@
 // Every ```ts / ```js block in README.md, packages/*/README.md and docs/*.md is type-checked
 // against the built packages, so a renamed export or a changed option breaks CI, not a reader.
 // A block that is deliberately partial is written ```ts fragment, or preceded by
-// <!-- no-check -->; keep those rare. Errors are reported as file:line of the Markdown.
+// <!-- no-check -->; keep those rare. ```ts continued builds on the setup block before it, and
+// a `<!-- prelude: … -->` line declares what a sample takes as given. Errors are reported as
+// file:line of the Markdown.
 import { spawnSync } from 'node:child_process';
 import {
   existsSync,
@@ -45,28 +47,39 @@ function markdownFiles() {
 
 const LANGS = { ts: 'ts', typescript: 'ts', js: 'js', javascript: 'js', mjs: 'js' };
 
-/** The checkable blocks of one file: language, first code line (1-based) and code. */
+/**
+ * The checkable blocks of one file: language, first code line (1-based), code, and the code it
+ * builds on. A block tagged ```ts continued is checked after the file's last untagged checked
+ * block (a setup the next few samples each build on); a `<!-- prelude: … -->` line right before a block
+ * declares what the sample takes as given (`declare const app: Express;`) without showing it.
+ */
 export function extractBlocks(text) {
   const lines = text.split('\n');
   const blocks = [];
+  let base;
   for (let i = 0; i < lines.length; i++) {
     const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)(.*)$/.exec(lines[i]);
     if (!open) continue;
     const [, indent, fence, lang, rest] = open;
     let end = i + 1;
     while (end < lines.length && !lines[end].trim().startsWith(fence)) end++;
-    const prev =
-      lines
-        .slice(0, i)
-        .reverse()
-        .find((l) => l.trim() !== '') ?? '';
-    const skip = /\bfragment\b/.test(rest) || prev.trim() === '<!-- no-check -->';
+    const prevIndex = lines.slice(0, i).findLastIndex((l) => l.trim() !== '');
+    const prev = prevIndex === -1 ? '' : lines[prevIndex].trim();
+    const skip = /\bfragment\b/.test(rest) || prev === '<!-- no-check -->';
     const kind = LANGS[lang.toLowerCase()];
     if (kind && !skip) {
       const code = lines
         .slice(i + 1, end)
         .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l));
-      blocks.push({ kind, line: i + 2, code: code.join('\n') });
+      /** Earlier code checked with this block, each part with the Markdown line it starts at. */
+      let parts = [];
+      const continued = /\bcontinued\b/.test(rest);
+      if (continued && base !== undefined) parts = [...base.parts];
+      const prelude = /^<!-- prelude: (.*) -->$/.exec(prev);
+      if (prelude) parts.push({ line: prevIndex + 1, code: prelude[1] });
+      parts.push({ line: i + 2, code: code.join('\n') });
+      blocks.push({ kind, line: i + 2, parts });
+      if (!continued) base = blocks.at(-1);
     }
     i = end;
   }
@@ -82,8 +95,15 @@ for (const md of markdownFiles()) {
   for (const b of extractBlocks(readFileSync(md, 'utf8'))) {
     const name = join(out, `sample-${++count}.${b.kind === 'ts' ? 'mts' : 'mjs'}`);
     // `export {}` keeps each sample its own module, so two samples may both declare `limiter`.
-    writeFileSync(name, `${b.code}\nexport {};\n`);
-    origin.set(name, { md: relative(root, md), line: b.line });
+    writeFileSync(name, `${b.parts.map((p) => p.code).join('\n')}\nexport {};\n`);
+    // Sample line → Markdown line, part by part.
+    let at = 0;
+    const map = b.parts.map((p) => {
+      const start = at;
+      at += p.code.split('\n').length;
+      return { start, line: p.line };
+    });
+    origin.set(name, { md: relative(root, md), map });
   }
 }
 
@@ -108,7 +128,8 @@ for (const d of ts.getPreEmitDiagnostics(program)) {
     continue;
   }
   const { line, character } = d.file.getLineAndCharacterOfPosition(d.start ?? 0);
-  failures.push(`${src.md}:${src.line + line}:${character + 1}: TS${d.code} ${message}`);
+  const part = src.map.findLast((p) => p.start <= line) ?? src.map[0];
+  failures.push(`${src.md}:${part.line + line - part.start}:${character + 1}: TS${d.code} ${message}`);
 }
 if (!process.env.KEEP_DOCS_SAMPLES) rmSync(out, { recursive: true, force: true });
 console.log(`docs samples: ${count} blocks type-checked`);
