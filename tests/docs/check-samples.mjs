@@ -129,7 +129,9 @@ for (const d of ts.getPreEmitDiagnostics(program)) {
   }
   const { line, character } = d.file.getLineAndCharacterOfPosition(d.start ?? 0);
   const part = src.map.findLast((p) => p.start <= line) ?? src.map[0];
-  failures.push(`${src.md}:${part.line + line - part.start}:${character + 1}: TS${d.code} ${message}`);
+  failures.push(
+    `${src.md}:${part.line + line - part.start}:${character + 1}: TS${d.code} ${message}`,
+  );
 }
 if (!process.env.KEEP_DOCS_SAMPLES) rmSync(out, { recursive: true, force: true });
 console.log(`docs samples: ${count} blocks type-checked`);
