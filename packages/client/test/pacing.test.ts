@@ -34,20 +34,19 @@ async function load(client: FetchLike, url: string, total: number, concurrency: 
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
-// The issue asks for a 10 req/s server; 50 req/s (burst 50) is the same test five times faster,
-// which keeps 200 requests to about 4 s.
-const RATE = tokenBucket({ limit: 50, interval: '1s', burst: 50, name: 'rate' });
+// A 10 req/s server, as the issue states it: 200 requests take about 19 s.
+const RATE = tokenBucket({ limit: 10, interval: '1s', burst: 10, name: 'rate' });
 
 describe('pacing', () => {
-  it('200 requests against a 50 req/s limiter: zero 429s', async () => {
+  it('200 requests against a 10 req/s limiter: zero 429s', async () => {
     const { url, statuses } = await limitedServer(RATE);
     const started = Date.now();
     await load(withRetry(fetch, { pacing: true, retries: 0 }), url, 200, 4);
     expect(statuses).toHaveLength(200);
     expect(statuses.filter((s) => s === 429)).toHaveLength(0);
-    // 150 beyond the burst at 50/s cannot take less than 3 s without a refusal.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2900);
-  });
+    // 190 beyond the burst at 10/s cannot take less than 19 s without a refusal.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(18_900);
+  }, 60_000);
 
   it('without pacing the same load is refused (so the test above can fail)', async () => {
     const { url, statuses } = await limitedServer(RATE);
