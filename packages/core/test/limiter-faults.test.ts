@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BreakerState } from '../src/breaker.js';
 import { FloodgateError, isFloodgateError } from '../src/errors.js';
 import { createLimiter } from '../src/limiter.js';
@@ -7,7 +7,6 @@ import type { PolicyResult, Store, StoreCall } from '../src/store.js';
 import { MapStore } from './map-store.js';
 
 const NOW = 1_000_000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A remote-looking store that runs each call at once, like a script on Redis, but holds the reply
@@ -197,6 +196,17 @@ describe('cost', () => {
 });
 
 describe('the circuit breaker', () => {
+  // The breaker runs on performance.now(): a test moves it by hand, so a loaded machine's pauses
+  // cannot count as a cooldown.
+  let t = 1_000;
+  const elapse = (ms: number) => {
+    t += ms;
+  };
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  const frozen = () => vi.spyOn(performance, 'now').mockImplementation(() => t);
+
   function flaky() {
     const fallback = new MapStore(() => NOW);
     const store = {
@@ -217,6 +227,7 @@ describe('the circuit breaker', () => {
   }
 
   it('opens after `failures` failures, answers without the store, probes after the cooldown, closes', async () => {
+    frozen();
     const { store, fallback } = flaky();
     const states: BreakerState[] = [];
     const errors: FloodgateError[] = [];
@@ -238,12 +249,12 @@ describe('the circuit breaker', () => {
     expect(store.calls).toBe(3); // open: the store is not asked
     expect(errors).toHaveLength(3); // one per real failure, not per short-circuited call
     expect(fallback.calls).toBe(53);
-    await sleep(80);
+    elapse(80);
     expect((await l.limit('u')).reason).toBe('store-unavailable'); // the probe fails
     expect(store.calls).toBe(4);
     expect(states).toEqual(['open', 'half-open', 'open']);
     store.up = true;
-    await sleep(80);
+    elapse(80);
     const probes = await Promise.all([l.limit('u'), l.limit('u'), l.limit('u')]);
     // One probe at a time: the others are still answered by the fallback.
     expect(probes.map((d) => d.reason)).toEqual([
@@ -256,6 +267,7 @@ describe('the circuit breaker', () => {
   });
 
   it('failures spread wider than windowMs do not open it', async () => {
+    frozen();
     const { store, fallback } = flaky();
     const states: BreakerState[] = [];
     const l = createLimiter({
@@ -265,7 +277,7 @@ describe('the circuit breaker', () => {
       breaker: { failures: 2, windowMs: 30, onStateChange: (s) => states.push(s) },
     });
     await l.limit('u');
-    await sleep(60);
+    elapse(60);
     await l.limit('u');
     expect(states).toEqual([]);
     expect(store.calls).toBe(2);
