@@ -43,6 +43,35 @@ export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyRe
   delayMs: 0,
 });
 
+type MutableResult = ReturnType<typeof mutableResult>;
+
+/** Writes an admitted verdict's next state into its entry. */
+export function commit(e: Entry, v: Verdict, now: number): void {
+  e.s0 = v.n0;
+  e.s1 = v.n1;
+  e.s2 = v.n2;
+  e.log = v.log;
+  e.expiresAt = now + v.nextResetAfterMs;
+}
+
+/** What the caller sees of a verdict: after the charge when `charged`, as it stood otherwise. */
+export function report(r: MutableResult, v: Verdict, charged: boolean, peek: boolean): void {
+  if (charged) {
+    r.allowed = true;
+    r.remaining = v.nextRemaining;
+    r.resetAfterMs = v.nextResetAfterMs;
+    r.retryAfterMs = 0;
+    r.delayMs = v.delayMs;
+  } else {
+    r.allowed = v.allowed;
+    r.remaining = v.remaining;
+    r.resetAfterMs = v.resetAfterMs;
+    r.retryAfterMs = v.retryAfterMs;
+    r.delayMs = peek ? v.delayMs : 0;
+  }
+  v.log = undefined; // the verdict is scratch, reused by the next call
+}
+
 /** Runs the policy's kernel on an entry's state (`live` false: empty state) into `v`. */
 export function decide(
   p: Policy,

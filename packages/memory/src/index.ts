@@ -8,10 +8,12 @@ import {
   type Verdict,
 } from '@floodgate/core';
 import {
+  commit,
   decide,
   Entry,
   mutableResult,
   type Resolved,
+  report,
   SWEEP_GRACE_MS,
   splitKey,
   type Table,
@@ -147,28 +149,10 @@ export class MemoryStore implements Store {
     for (let i = 0; i < n; i++) {
       const v = this.#verdicts[i]!;
       const r = this.#results[i]!;
-      let e = this.#entries[i];
+      const e = this.#entries[i];
       this.#entries[i] = undefined;
-      if (charge) {
-        if (e === undefined) e = this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now);
-        e.s0 = v.n0;
-        e.s1 = v.n1;
-        e.s2 = v.n2;
-        e.log = v.log;
-        e.expiresAt = now + v.nextResetAfterMs;
-        r.allowed = true;
-        r.remaining = v.nextRemaining;
-        r.resetAfterMs = v.nextResetAfterMs;
-        r.retryAfterMs = 0;
-        r.delayMs = v.delayMs;
-      } else {
-        r.allowed = v.allowed;
-        r.remaining = v.remaining;
-        r.resetAfterMs = v.resetAfterMs;
-        r.retryAfterMs = v.retryAfterMs;
-        r.delayMs = peek ? v.delayMs : 0;
-      }
-      v.log = undefined;
+      if (charge) commit(e ?? this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now), v, now);
+      report(r, v, charge, peek);
     }
     return this.#results;
   }
@@ -183,26 +167,9 @@ export class MemoryStore implements Store {
     const v = this.#one;
     decide(call.policies[0]!, live, e, now, peek ? 1 : call.cost, v);
     const r = this.#oneResult;
-    if (v.allowed && !peek) {
-      const w = e ?? this.#insert(table, id, now);
-      w.s0 = v.n0;
-      w.s1 = v.n1;
-      w.s2 = v.n2;
-      w.log = v.log;
-      w.expiresAt = now + v.nextResetAfterMs;
-      r.allowed = true;
-      r.remaining = v.nextRemaining;
-      r.resetAfterMs = v.nextResetAfterMs;
-      r.retryAfterMs = 0;
-      r.delayMs = v.delayMs;
-    } else {
-      r.allowed = v.allowed;
-      r.remaining = v.remaining;
-      r.resetAfterMs = v.resetAfterMs;
-      r.retryAfterMs = v.retryAfterMs;
-      r.delayMs = peek ? v.delayMs : 0;
-    }
-    v.log = undefined;
+    const charge = v.allowed && !peek;
+    if (charge) commit(e ?? this.#insert(table, id, now), v, now);
+    report(r, v, charge, peek);
     return this.#oneResults;
   }
 
