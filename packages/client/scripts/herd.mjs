@@ -11,7 +11,8 @@ import { createServer } from 'node:http';
 /**
  * @param {{ withRetry: Function, clients?: number, retryAfterSeconds?: number, options?: object }} run
  * @returns {Promise<{ arrivals: number[], waits: number[], planned: number[], firstWaveMs: number,
- *   retryWaveMs: number }>} sorted, in ms (`planned`: the delay each onRetry announced;
+ *   retryWaveMs: number, late: number[] }>} sorted, in ms (`planned`: the delay each onRetry
+ *   announced; `late`: how long after its planned delay each client actually sent;
  *   `firstWaveMs`/`retryWaveMs`: from the first to the last client sending its first request,
  *   and its retry)
  */
@@ -20,6 +21,8 @@ export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2,
   const arrivals = [];
   const waits = [];
   const planned = [];
+  const late = [];
+  const plannedBy = new Map();
   const firstSends = [];
   const retrySends = [];
   const received = new Map();
@@ -51,6 +54,7 @@ export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2,
             const now = performance.now();
             if (received.has(String(i))) {
               waits.push(now - received.get(String(i)));
+              late.push(now - received.get(String(i)) - plannedBy.get(String(i)));
               retrySends.push(now);
             } else firstSends.push(now);
             return fetch(input, init);
@@ -59,6 +63,7 @@ export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2,
             ...options,
             onRetry: (event) => {
               planned.push(event.delayMs);
+              plannedBy.set(String(i), event.delayMs);
               received.set(String(i), performance.now());
             },
           },
@@ -78,6 +83,7 @@ export async function runHerd({ withRetry, clients = 200, retryAfterSeconds = 2,
     arrivals: arrivals.sort(byTime),
     waits: waits.sort(byTime),
     planned: planned.sort(byTime),
+    late: late.sort(byTime),
     firstWaveMs: Math.max(...firstSends) - Math.min(...firstSends),
     retryWaveMs: Math.max(...retrySends) - Math.min(...retrySends),
   };

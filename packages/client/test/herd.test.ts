@@ -9,21 +9,27 @@ interface Herd {
   arrivals: number[];
   waits: number[];
   planned: number[];
+  late: number[];
   firstWaveMs: number;
   retryWaveMs: number;
 }
 
 describe('the herd: 200 clients told "retry after 2 s" in the same instant', () => {
   it('with the default jitter they come back spread: no 100 ms slice gets a quarter', async () => {
-    const { arrivals, waits, planned }: Herd = await runHerd({ withRetry, clients: CLIENTS });
+    const { arrivals, waits, planned, late }: Herd = await runHerd({ withRetry, clients: CLIENTS });
     expect(arrivals).toHaveLength(CLIENTS);
     // Nobody comes back before the server said it could (1 ms: timers run on a ms clock).
     expect(planned[0]).toBeGreaterThanOrEqual(2000);
     expect(planned.at(-1)).toBeLessThanOrEqual(3000);
     expect(arrivals[0]).toBeGreaterThanOrEqual(2000);
     expect(waits[0]).toBeGreaterThanOrEqual(1999);
-    // At the server, in sliding windows, so no choice of slice edges can hide a cluster.
-    expect(densest(arrivals, 100)).toBeLessThanOrEqual(CLIENTS / 4);
+    // The plan, in sliding windows, so no choice of slice edges can hide a cluster.
+    expect(densest(planned, 100)).toBeLessThanOrEqual(CLIENTS / 4);
+    // At the server too, except that a stalled process fires its overdue timers together: a
+    // client that sent more than 50 ms after its plan may land in any slice, so each such client
+    // is allowed on top (on an idle machine there are none).
+    const stalled = late.filter((ms) => ms > 50).length;
+    expect(densest(arrivals, 100)).toBeLessThanOrEqual(CLIENTS / 4 + stalled);
     // The spread is the jitter range (1 s; uniform gives ~800 ms for the middle 80 %, and a
     // median 500 ms after the 2 s).
     expect(spread80(waits)).toBeGreaterThan(600);
