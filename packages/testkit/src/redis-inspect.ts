@@ -49,6 +49,7 @@ const SCRIPT_INNER = new Set([
  *
  * declare const server: RedisServer;
  * declare const limiter: Limiter; // on a Redis store connected to `server`
+ * await limiter.limit('warm-up'); // the script is cached from here on
  * const before = await commandCalls(server.port);
  * await limiter.limit('user-1');
  * expect(delta(before, await commandCalls(server.port))).toEqual({ evalsha: 1 });
