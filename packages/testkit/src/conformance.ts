@@ -8,10 +8,37 @@ import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
 import { registerValidation } from './conformance/validation.js';
 
-/** A value or a promise of it. */
+/**
+ * A value or a promise of it: what the suite's callbacks (`makeStore`, `ttl`, `teardown`) may
+ * return.
+ * @example
+ * ```ts
+ * import { MemoryStore } from '@floodgate/memory';
+ * import type { Awaitable } from '@floodgate/testkit';
+ *
+ * // A store factory may answer at once or after some async setup.
+ * const makeStore = (now: () => number): Awaitable<MemoryStore> => new MemoryStore({ now });
+ * ```
+ */
 export type Awaitable<T> = T | PromiseLike<T>;
 
-/** The assertions the suite uses: a subset that vitest's and jest's `expect` both provide. */
+/**
+ * The assertions the suite uses: a subset that vitest's and jest's `expect` both provide, so
+ * another runner needs only these four.
+ * @example
+ * ```ts
+ * import assert from 'node:assert/strict';
+ * import type { Expectation } from '@floodgate/testkit';
+ *
+ * // The suite's `expect` on node:assert, for a runner that has none.
+ * const expect = (actual: unknown): Expectation => ({
+ *   toBe: (expected) => assert.equal(actual, expected),
+ *   toEqual: (expected) => assert.deepEqual(actual, expected),
+ *   toBeGreaterThanOrEqual: (n) => assert.ok((actual as number) >= n),
+ *   toBeLessThanOrEqual: (n) => assert.ok((actual as number) <= n),
+ * });
+ * ```
+ */
 export interface Expectation {
   toBe(expected: unknown): void;
   toEqual(expected: unknown): void;
@@ -22,6 +49,15 @@ export interface Expectation {
 /**
  * The test framework, passed in by the caller (`import { describe, expect, it } from 'vitest'`),
  * so the testkit never imports a test runner itself.
+ * @example
+ * ```ts
+ * import { MemoryStore } from '@floodgate/memory';
+ * import { storeConformance, type TestApi } from '@floodgate/testkit';
+ * import { afterAll, describe, expect, it } from 'vitest';
+ *
+ * const api: TestApi = { describe, it, expect, afterAll };
+ * storeConformance(api, { name: 'MemoryStore', makeStore: ({ now }) => new MemoryStore({ now }) });
+ * ```
  */
 export interface TestApi {
   describe(name: string, fn: () => void): void;
@@ -33,7 +69,17 @@ export interface TestApi {
   afterAll?(fn: () => Awaitable<void>): void;
 }
 
-/** What `makeStore` gets for each test. */
+/**
+ * What `makeStore` gets for each test: the suite's clock and a prefix of its own.
+ * @example
+ * ```ts
+ * import { MemoryStore } from '@floodgate/memory';
+ * import type { StoreContext } from '@floodgate/testkit';
+ *
+ * // The store reads the suite's clock on every call, so the suite can travel in time.
+ * const makeStore = ({ now }: StoreContext) => new MemoryStore({ now });
+ * ```
+ */
 export interface StoreContext {
   /**
    * The suite's clock in integer ms. A store that can take the caller's time (`MemoryStore`'s
@@ -47,7 +93,17 @@ export interface StoreContext {
   readonly prefix: string;
 }
 
-/** Lets the suite look inside a store, to check TTLs and that nothing else was written. */
+/**
+ * Lets the suite look inside a store, to check TTLs and that nothing else was written.
+ * @example
+ * ```ts
+ * import type { MemoryStore } from '@floodgate/memory';
+ * import type { StoreInspector } from '@floodgate/testkit';
+ *
+ * // MemoryStore runs on the suite's clock, so its TTLs are exact; it lists no keys.
+ * const inspect: StoreInspector<MemoryStore> = { ttl: (key, store) => store.ttl(key) };
+ * ```
+ */
 export interface StoreInspector<S extends Store = Store> {
   /**
    * The key's remaining time to live in ms, or undefined when the key does not exist. A key that
@@ -67,6 +123,24 @@ export interface StoreInspector<S extends Store = Store> {
   ttlSlackMs?: number;
 }
 
+/**
+ * What `storeConformance` runs on: how to build the store for each test, whether the suite may
+ * drive its clock, and how to look inside it.
+ * @example
+ * ```ts
+ * import { MemoryStore } from '@floodgate/memory';
+ * import { type ConformanceOptions, storeConformance } from '@floodgate/testkit';
+ * import { describe, expect, it } from 'vitest';
+ *
+ * const options: ConformanceOptions<MemoryStore> = {
+ *   name: 'MemoryStore',
+ *   makeStore: ({ now }) => new MemoryStore({ now }),
+ *   inspect: { ttl: (key, store) => store.ttl(key) },
+ *   numRuns: 100, // more random traces than the default 40: a local store is fast
+ * };
+ * storeConformance({ describe, it, expect }, options);
+ * ```
+ */
 export interface ConformanceOptions<S extends Store = Store> {
   /** Shown as the top-level `describe`. */
   name: string;
@@ -100,11 +174,17 @@ export interface ConformanceOptions<S extends Store = Store> {
 }
 
 /**
- * The one conformance suite every Floodgate store runs:
+ * The one conformance suite every Floodgate store runs: registers, under one `describe`, the
+ * tests that prove the store decides exactly as the reference in `@floodgate/core` does.
  * @example
- * import { describe, expect, it } from 'vitest';
+ * A store package's whole conformance test file:
+ * ```ts
+ * import { MemoryStore } from '@floodgate/memory';
  * import { storeConformance } from '@floodgate/testkit';
+ * import { describe, expect, it } from 'vitest';
+ *
  * storeConformance({ describe, it, expect }, { name: 'MemoryStore', makeStore: ({ now }) => new MemoryStore({ now }) });
+ * ```
  */
 export function storeConformance<S extends Store>(
   api: TestApi,

@@ -1,6 +1,19 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
-/** What a `FaultProxy` does to the traffic it carries. */
+/**
+ * What a `FaultProxy` does to the traffic it carries.
+ * @example
+ * ```ts
+ * import type { FaultProxy, ProxyFault } from '@floodgate/testkit';
+ *
+ * declare const proxy: FaultProxy;
+ * // A blackholed network for two seconds, then healed: what it held is delivered.
+ * const fault: ProxyFault = 'stall';
+ * proxy.set(fault);
+ * await new Promise((resolve) => setTimeout(resolve, 2000));
+ * proxy.set('none');
+ * ```
+ */
 export type ProxyFault =
   /** Forward both ways, each chunk after `latencyMs`. */
   | 'none'
@@ -11,6 +24,17 @@ export type ProxyFault =
   /** Accept each new connection and reset it at once (existing ones keep working). */
   | 'refuse';
 
+/**
+ * Where a fault proxy forwards to, and the latency it starts with.
+ * @example
+ * ```ts
+ * import { type FaultProxyOptions, startFaultProxy, startRedisServer } from '@floodgate/testkit';
+ *
+ * const server = await startRedisServer();
+ * const options: FaultProxyOptions = { target: { host: server.host, port: server.port }, latencyMs: 200 };
+ * const proxy = await startFaultProxy(options);
+ * ```
+ */
 export interface FaultProxyOptions {
   /** The server to forward to. */
   target: { host: string; port: number };
@@ -24,10 +48,19 @@ export interface FaultProxyOptions {
  * case where a server runs a request long after its client gave up), replies cut mid-way, and
  * refused connections. `connections` counts every connection attempt that reached it.
  * @example
- * const proxy = await startFaultProxy({ target: { host: server.host, port: server.port } });
- * const redis = new Redis(proxy.url);
- * proxy.set('stall'); // ... decisions time out ...
- * proxy.set('none');
+ * ```ts
+ * import { startFaultProxy, startRedisServer } from '@floodgate/testkit';
+ * import { Redis } from 'ioredis';
+ *
+ * const server = await startRedisServer();
+ * const proxy = await startFaultProxy({ target: server });
+ * const redis = new Redis(proxy.url); // the client reaches Redis through the proxy
+ * proxy.set('stall'); // commands now wait: a limiter's `timeoutMs` answers them
+ * proxy.set('none'); // healed: what the stall held is delivered
+ * redis.disconnect();
+ * await proxy.close();
+ * await server.stop();
+ * ```
  */
 export interface FaultProxy {
   readonly host: string;
@@ -93,6 +126,24 @@ interface Pair {
   down: Lane;
 }
 
+/**
+ * Starts a `FaultProxy` on a free loopback port in front of `options.target`, forwarding
+ * faithfully until a fault is set.
+ * @example
+ * A limiter whose Redis answers 200 ms late decides with its fallback after `timeoutMs`:
+ * ```ts
+ * import { createLimiter, fixedWindow } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { startFaultProxy, startRedisServer } from '@floodgate/testkit';
+ * import { Redis } from 'ioredis';
+ *
+ * const server = await startRedisServer();
+ * const proxy = await startFaultProxy({ target: server, latencyMs: 200 });
+ * const store = new IoRedisStore(new Redis(proxy.url));
+ * const limiter = createLimiter({ store, policy: fixedWindow({ limit: 5, window: '1h' }), timeoutMs: 50 });
+ * const d = await limiter.limit('user-1'); // d.reason === 'store-timeout'
+ * ```
+ */
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   let fault: ProxyFault = 'none';
   let latencyMs = options.latencyMs ?? 0;

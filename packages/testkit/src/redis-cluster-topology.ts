@@ -3,7 +3,18 @@
 // a master in its neighbours' eyes for a while, and a test that counts roles then sees 6 masters.
 import { redisCommand } from './resp.js';
 
-/** One line of `CLUSTER NODES`, as one node sees another. */
+/**
+ * One line of `CLUSTER NODES`, as one node sees another.
+ * @example
+ * ```ts
+ * import { type ClusterNodeView, parseClusterNodes, redisCommand } from '@floodgate/testkit';
+ *
+ * declare const port: number; // a node of a cluster from startRedisCluster
+ * const views: ClusterNodeView[] = parseClusterNodes(String(await redisCommand(port, ['CLUSTER', 'NODES'])));
+ * const serving = views.filter((v) => v.role === 'master' && v.slots.length > 0);
+ * const failing = views.filter((v) => v.trouble.includes('fail'));
+ * ```
+ */
 export interface ClusterNodeView {
   readonly id: string;
   readonly port: number;
@@ -19,7 +30,17 @@ export interface ClusterNodeView {
   readonly myself: boolean;
 }
 
-/** Parses the reply of `CLUSTER NODES`. */
+/**
+ * Parses the reply of `CLUSTER NODES`: one view per line.
+ * @example
+ * ```ts
+ * import { parseClusterNodes } from '@floodgate/testkit';
+ *
+ * const text = 'e7d1eec 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460\n';
+ * const [node] = parseClusterNodes(text);
+ * // node: { port: 30001, role: 'master', myself: true, slots: ['0-5460'], ... }
+ * ```
+ */
 export function parseClusterNodes(text: string): ClusterNodeView[] {
   const out: ClusterNodeView[] = [];
   for (const line of text.split('\n')) {
@@ -41,7 +62,18 @@ export function parseClusterNodes(text: string): ClusterNodeView[] {
   return out;
 }
 
-/** What every node agreed on: one entry per running node. */
+/**
+ * What every node agreed on: one entry per running node.
+ * @example
+ * ```ts
+ * import { type ClusterTopology, startRedisCluster } from '@floodgate/testkit';
+ *
+ * const cluster = await startRedisCluster();
+ * const topology: ClusterTopology = await cluster.waitSettled();
+ * for (const [master, replicas] of topology.replicasOf) console.log(master, '->', replicas);
+ * await cluster.stop();
+ * ```
+ */
 export interface ClusterTopology {
   readonly nodes: readonly ClusterNodeView[];
   /** A running master's port → the ports of its running replicas. */
@@ -59,6 +91,15 @@ async function views(port: number): Promise<ClusterNodeView[]> {
  * left on a node that is not running, none is mid-migration; every running replica has its
  * replication link up to the master the cluster says it has, and every master counts it as an
  * online replica.
+ * @example
+ * ```ts
+ * import { type RedisCluster, settledTopology } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * const topology = await settledTopology(cluster.nodes.map((n) => n.port));
+ * if ('reason' in topology) console.log('not settled yet:', topology.reason);
+ * else console.log(topology.replicasOf.size, 'masters');
+ * ```
  */
 export async function settledTopology(
   ports: readonly number[],

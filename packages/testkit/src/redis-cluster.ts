@@ -2,6 +2,17 @@ import { type ClusterTopology, settledTopology } from './redis-cluster-topology.
 import { type RedisServer, startRedisServer } from './redis-server.js';
 import { redisCommand, redisCommands } from './resp.js';
 
+/**
+ * The shape of a throw-away cluster and how quickly it fails over.
+ * @example
+ * ```ts
+ * import { type RedisClusterOptions, startRedisCluster } from '@floodgate/testkit';
+ *
+ * // Three masters without replicas: a slot's master is its only copy.
+ * const options: RedisClusterOptions = { masters: 3, replicasPerMaster: 0 };
+ * const cluster = await startRedisCluster(options);
+ * ```
+ */
 export interface RedisClusterOptions {
   /** Masters; the 16 384 slots are split evenly among them. @default 3 */
   masters?: number;
@@ -15,7 +26,23 @@ export interface RedisClusterOptions {
   startTimeoutMs?: number;
 }
 
-/** A throw-away Redis Cluster on free loopback ports, owned by this process. */
+/**
+ * A throw-away Redis Cluster on free loopback ports, owned by this process.
+ * @example
+ * ```ts
+ * import { type RedisCluster, startRedisCluster } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, expect, it } from 'vitest';
+ *
+ * let cluster: RedisCluster;
+ * beforeAll(async () => { cluster = await startRedisCluster(); }, 60_000);
+ * afterAll(() => cluster.stop());
+ * it('gives the master of every key one replica', async () => {
+ *   const master = await cluster.masterOf('api:{user-1}:fw');
+ *   const { replicasOf } = await cluster.waitSettled();
+ *   expect(replicasOf.get(master.port)).toHaveLength(1);
+ * });
+ * ```
+ */
 export interface RedisCluster {
   /** Every node; each can be stopped or restarted on its own. */
   readonly nodes: readonly RedisServer[];
@@ -59,12 +86,19 @@ async function until(
 
 /**
  * Starts a Redis Cluster of throw-away `redis-server` processes (3 masters with 1 replica each
- * by default) and waits until it serves every slot. No `redis-cli` needed.
+ * by default) and waits until it has settled: every slot served, every replica in sync. No
+ * `redis-cli` needed.
  * @example
- * const cluster = await startRedisCluster();
- * const client = new Cluster(cluster.startupNodes);
- * // ...
+ * ```ts
+ * import { startRedisCluster } from '@floodgate/testkit';
+ * import { Cluster } from 'ioredis';
+ *
+ * const cluster = await startRedisCluster(); // 3 masters, 1 replica each
+ * const client = new Cluster([...cluster.startupNodes]);
+ * await client.set('{user-1}:visits', '1');
+ * client.disconnect();
  * await cluster.stop();
+ * ```
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3;

@@ -3,7 +3,18 @@
 import { encodeIdentity, type Policy, policyKey } from '@floodgate/core';
 import { redisCommand } from './resp.js';
 
-/** Calls per command name, from `INFO commandstats`. */
+/**
+ * Calls per command name, from `INFO commandstats`: every command the server ran, those a
+ * script called included (see `delta`).
+ * @example
+ * ```ts
+ * import { commandCalls, type RedisServer } from '@floodgate/testkit';
+ *
+ * declare const server: RedisServer;
+ * const calls = await commandCalls(server.port);
+ * const scripts = (calls.evalsha ?? 0) + (calls.eval ?? 0);
+ * ```
+ */
 export async function commandCalls(port: number): Promise<Record<string, number>> {
   const info = String(await redisCommand(port, ['INFO', 'commandstats']));
   const out: Record<string, number> = {};
@@ -27,7 +38,23 @@ const SCRIPT_INNER = new Set([
   'pexpire',
 ]);
 
-/** Commands clients sent between two commandstats snapshots (not those scripts ran, nor INFO). */
+/**
+ * Commands clients sent between two commandstats snapshots (not those scripts ran, nor INFO).
+ * @example
+ * One limiter call is one `EVALSHA`, nothing more:
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { commandCalls, delta, type RedisServer } from '@floodgate/testkit';
+ * import { expect } from 'vitest';
+ *
+ * declare const server: RedisServer;
+ * declare const limiter: Limiter; // on a Redis store connected to `server`
+ * await limiter.limit('warm-up'); // the script is cached from here on
+ * const before = await commandCalls(server.port);
+ * await limiter.limit('user-1');
+ * expect(delta(before, await commandCalls(server.port))).toEqual({ evalsha: 1 });
+ * ```
+ */
 export function delta(
   before: Record<string, number>,
   after: Record<string, number>,
@@ -41,7 +68,17 @@ export function delta(
   return out;
 }
 
-/** A small deterministic PRNG (mulberry32). */
+/**
+ * A small deterministic PRNG (mulberry32): numbers in [0, 1), the same sequence for a seed on
+ * every run, so a failing randomized test can be replayed.
+ * @example
+ * ```ts
+ * import { rng } from '@floodgate/testkit';
+ *
+ * const random = rng(42);
+ * const costs = Array.from({ length: 100 }, () => 1 + Math.floor(random() * 5)); // 1 to 5
+ * ```
+ */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -53,13 +90,36 @@ export function rng(seed: number): () => number {
   };
 }
 
-/** The Redis keys of `identity`'s policies under `prefix`, in policy order. */
+/**
+ * The Redis keys of `identity`'s policies under `prefix`, in policy order.
+ * @example
+ * ```ts
+ * import { fixedWindow, tokenBucket } from '@floodgate/core';
+ * import { keysFor } from '@floodgate/testkit';
+ *
+ * const policies = [tokenBucket({ limit: 10, interval: '1s' }), fixedWindow({ limit: 1000, window: '1h' })];
+ * // Both in the hash slot of `{user-1}`: `api:{user-1}:<policy id>`.
+ * const [bucketKey, windowKey] = keysFor('api', 'user-1', policies);
+ * ```
+ */
 export function keysFor(prefix: string, identity: string, policies: readonly Policy[]): string[] {
   const id = encodeIdentity(identity);
   return policies.map((p) => policyKey(prefix, id, p.id));
 }
 
-/** Every key in the server with its PTTL (SCAN, never KEYS). */
+/**
+ * Every key in the server with its PTTL (SCAN, never KEYS).
+ * @example
+ * ```ts
+ * import { allKeysWithTtl, type RedisServer } from '@floodgate/testkit';
+ * import { expect, it } from 'vitest';
+ *
+ * declare const server: RedisServer;
+ * it('leaves no key without a TTL', async () => {
+ *   for (const [key, ttl] of await allKeysWithTtl(server.port)) expect(ttl, key).toBeGreaterThan(0);
+ * });
+ * ```
+ */
 export async function allKeysWithTtl(port: number): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   let cursor = '0';

@@ -5,6 +5,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redisCommands } from './resp.js';
 
+/**
+ * How `startRedisServer` runs `redis-server`: which executable, extra configuration, how long
+ * to wait for it.
+ * @example
+ * ```ts
+ * import { type RedisServerOptions, startRedisServer } from '@floodgate/testkit';
+ *
+ * // A small server that evicts under memory pressure, for an eviction test.
+ * const options: RedisServerOptions = { args: ['--maxmemory', '10mb', '--maxmemory-policy', 'allkeys-lru'] };
+ * const server = await startRedisServer(options);
+ * ```
+ */
 export interface RedisServerOptions {
   /** The `redis-server` executable. @default 'redis-server' (looked up on PATH) */
   bin?: string;
@@ -14,7 +26,23 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
 }
 
-/** A throw-away `redis-server` on a free loopback port, owned by this process. */
+/**
+ * A throw-away `redis-server` on a free loopback port, owned by this process.
+ * @example
+ * ```ts
+ * import { type RedisServer, redisCommand, startRedisServer } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, expect, it } from 'vitest';
+ *
+ * let server: RedisServer;
+ * beforeAll(async () => { server = await startRedisServer(); });
+ * afterAll(() => server.stop());
+ * it('forgets every key on restart', async () => {
+ *   await redisCommand(server.port, ['SET', 'k', 'v']);
+ *   await server.restart(); // same port, a new process
+ *   expect(await redisCommand(server.port, ['EXISTS', 'k'])).toBe(0);
+ * });
+ * ```
+ */
 export interface RedisServer {
   readonly host: string;
   readonly port: number;
@@ -49,7 +77,17 @@ function track(child: ChildProcess): void {
   child.once('exit', () => live.delete(child));
 }
 
-/** A port the OS says is free right now (never 6379, the conventional one). */
+/**
+ * A port the OS says is free right now (never 6379, the conventional one).
+ * @example
+ * ```ts
+ * import { freePort } from '@floodgate/testkit';
+ * import { Redis } from 'ioredis';
+ *
+ * // A port nothing listens on: every connection is refused.
+ * const redis = new Redis(await freePort(), '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
+ * ```
+ */
 export async function freePort(): Promise<number> {
   for (;;) {
     const port = await new Promise<number>((resolve, reject) => {
@@ -181,10 +219,16 @@ async function startOn(
  * instructions when `redis-server` is not on PATH. Servers still running when the process exits
  * are killed.
  * @example
- * const server = await startRedisServer();
+ * ```ts
+ * import { startRedisServer } from '@floodgate/testkit';
+ * import { Redis } from 'ioredis';
+ *
+ * const server = await startRedisServer(); // never the Redis on 6379
  * const redis = new Redis(server.url);
- * // ...
- * await server.stop();
+ * await redis.set('greeting', 'hello');
+ * redis.disconnect();
+ * await server.stop(); // and its temp directory is gone
+ * ```
  */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const bin = options.bin ?? 'redis-server';

@@ -13,7 +13,18 @@ function encodeCommand(args: readonly (string | number)[]): Buffer {
   return Buffer.concat(parts);
 }
 
-/** A RESP2 reply: strings, integers, null, arrays; an error reply is an Error value. */
+/**
+ * A RESP2 reply: strings, integers, null, arrays; an error reply is an Error value.
+ * @example
+ * ```ts
+ * import { redisCommands, type RespReply } from '@floodgate/testkit';
+ *
+ * declare const port: number; // a server from startRedisServer
+ * const replies: RespReply[] = await redisCommands(port, [['GET', 'missing'], ['NOSUCHCOMMAND']]);
+ * // [null, Error('ERR unknown command ...')]: an error reply is a value, not a rejection
+ * const failed = replies.filter((r) => r instanceof Error);
+ * ```
+ */
 export type RespReply = string | number | null | Error | RespReply[];
 
 // Parses one reply from `buf` at `at`; undefined when the buffer does not hold all of it yet.
@@ -58,6 +69,14 @@ function parseReply(buf: Buffer, at: number): [RespReply, number] | undefined {
  * Sends commands to a Redis server over one short-lived connection and resolves with their
  * replies, in order (error replies are returned as Error values, not thrown). For test setup:
  * no client library needed.
+ * @example
+ * ```ts
+ * import { type RedisServer, redisCommands } from '@floodgate/testkit';
+ *
+ * declare const server: RedisServer;
+ * const [pong, info] = await redisCommands(server.port, [['PING'], ['INFO', 'server']], { timeoutMs: 1000 });
+ * const version = /redis_version:(\S+)/.exec(String(info))?.[1];
+ * ```
  */
 export function redisCommands(
   port: number,
@@ -106,7 +125,18 @@ export function redisCommands(
   });
 }
 
-/** Sends one command; an error reply rejects. */
+/**
+ * Sends one command over a short-lived connection; an error reply rejects.
+ * @example
+ * ```ts
+ * import { redisCommand, startRedisServer } from '@floodgate/testkit';
+ *
+ * const server = await startRedisServer();
+ * await redisCommand(server.port, ['SET', 'k', 'v', 'PX', 60_000]);
+ * const ttlMs = Number(await redisCommand(server.port, ['PTTL', 'k']));
+ * await server.stop();
+ * ```
+ */
 export async function redisCommand(
   port: number,
   args: readonly (string | number)[],

@@ -2,14 +2,52 @@ import { createLimiter, fixedWindow, type Store } from '@floodgate/core';
 import { openClient } from './shared.js';
 import type { RedisStoreAdapter } from './types.js';
 
-/** The chaos run's policy: every worker decides on the same identities with it. */
+/**
+ * The chaos run's policy: every worker decides on the same identities with it.
+ * @example
+ * ```ts
+ * import { CHAOS_POLICY, type ChaosReport } from '@floodgate/testkit';
+ *
+ * declare const report: ChaosReport;
+ * // Admissions per identity and policy window: at most CHAOS_POLICY.limit where no fault came near.
+ * const perWindow = new Map<string, number>();
+ * for (const [identity, now] of report.log) {
+ *   const key = `${identity}@${now - (now % CHAOS_POLICY.windowMs)}`;
+ *   perWindow.set(key, (perWindow.get(key) ?? 0) + 1);
+ * }
+ * ```
+ */
 export const CHAOS_POLICY = fixedWindow({ limit: 10, window: '1s' });
 export const CHAOS_IDENTITIES = 5;
 
-/** One admission as a chaos worker logs it: identity index, the store's `now`, its reason. */
+/**
+ * One admission as a chaos worker logs it: identity index, the store's `now`, its reason.
+ * @example
+ * ```ts
+ * import type { ChaosEntry, ChaosReport } from '@floodgate/testkit';
+ *
+ * declare const report: ChaosReport;
+ * // The admissions the fallback made rather than Redis.
+ * const fromFallback: ChaosEntry[] = report.log.filter(([, , reason]) => reason.startsWith('store-'));
+ * ```
+ */
 export type ChaosEntry = [identity: number, now: number, reason: string];
 
-/** What a chaos worker sends back when told to stop. */
+/**
+ * What a chaos worker sends back when told to stop.
+ * @example
+ * ```ts
+ * import { fork } from 'node:child_process';
+ * import type { ChaosReport } from '@floodgate/testkit';
+ *
+ * declare const worker: ReturnType<typeof fork>; // a forked chaos worker script
+ * const report = await new Promise<ChaosReport>((resolve) => {
+ *   worker.on('message', (m: { report?: ChaosReport }) => m.report && resolve(m.report));
+ *   worker.send({ type: 'stop' });
+ * });
+ * if (report.unhandled > 0 || report.errors.length > 0) throw new Error(report.errors.join('\n'));
+ * ```
+ */
 export interface ChaosReport {
   /** Every admission (denials are not logged: there are far too many). */
   log: ChaosEntry[];
@@ -25,6 +63,15 @@ export interface ChaosReport {
  * store decided it at, until the parent says stop. Then it reports, closes its client, and must
  * exit by itself: a timer or socket left behind would keep it alive, and the parent checks.
  * A store package's chaos worker script is just `await serveChaosWorker(ADAPTERS)`.
+ * @example
+ * A store package's whole `test/chaos-worker.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, serveChaosWorker } from '@floodgate/testkit';
+ *
+ * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
+ * await serveChaosWorker(ADAPTERS);
+ * ```
  */
 export async function serveChaosWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],

@@ -10,6 +10,22 @@ import { CHAOS_IDENTITIES, CHAOS_POLICY, type ChaosReport } from './chaos-worker
 import { sleep } from './shared.js';
 import type { RedisSuiteApi } from './types.js';
 
+/**
+ * The chaos run's worker processes, how long it injects faults, and its seed.
+ * @example
+ * ```ts
+ * import { fileURLToPath } from 'node:url';
+ * import type { RedisChaosTestsOptions } from '@floodgate/testkit';
+ *
+ * // Four app servers for five minutes; a failing seed is replayed by passing it again.
+ * const options: RedisChaosTestsOptions = {
+ *   worker: fileURLToPath(new URL('./chaos-worker.ts', import.meta.url)),
+ *   workers: ['IoRedisStore with ioredis 5', 'IoRedisStore with ioredis 5', 'IoRedisStore with ioredis 6', 'IoRedisStore with ioredis 6'],
+ *   durationMs: 300_000,
+ *   seed: 7,
+ * };
+ * ```
+ */
 export interface RedisChaosTestsOptions {
   /** The package's chaos worker script (absolute path): it calls `serveChaosWorker(adapters)`. */
   worker: string;
@@ -54,6 +70,18 @@ async function inject(fault: Fault, server: RedisServer, proxy: FaultProxy, ms: 
  * fixed window: exactly `limit` admissions by Redis in every window no fault came near; within
  * faults, no more than Redis can have lost to restarts plus what each process's fallback allows;
  * no unhandled rejection anywhere; every key has a TTL; every worker exits by itself.
+ * @example
+ * A store package's `test/chaos.test.ts`:
+ * ```ts
+ * import { fileURLToPath } from 'node:url';
+ * import { redisChaosTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * redisChaosTests({ describe, it, expect, beforeAll, afterAll }, {
+ *   worker: fileURLToPath(new URL('./chaos-worker.ts', import.meta.url)), // `await serveChaosWorker(ADAPTERS)`
+ *   workers: Array.from({ length: 4 }, () => 'IoRedisStore with ioredis 5'), // four app servers
+ * });
+ * ```
  */
 export function redisChaosTests(api: RedisSuiteApi, options: RedisChaosTestsOptions): void {
   const { describe, it, expect } = api;

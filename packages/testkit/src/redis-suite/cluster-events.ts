@@ -3,6 +3,24 @@ import { registerFailover, registerStrict } from './cluster-failover.js';
 import { registerResharding } from './cluster-resharding.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The adapters `redisClusterEventTests` runs, and the worker script its two processes run.
+ * @example
+ * ```ts
+ * import { fileURLToPath } from 'node:url';
+ * import type { NodeRedisClient } from '@floodgate/node-redis';
+ * import type { RedisClusterEventTestsOptions, RedisStoreAdapter } from '@floodgate/testkit';
+ *
+ * declare const REDIS_6: RedisStoreAdapter<NodeRedisClient>; // test/adapters.ts
+ * declare const REDIS_5: RedisStoreAdapter<NodeRedisClient>;
+ * // Every check on the current client; only strict mode's on the older one.
+ * const options: RedisClusterEventTestsOptions<NodeRedisClient> = {
+ *   adapters: [REDIS_6],
+ *   strictOnly: [REDIS_5],
+ *   worker: fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)),
+ * };
+ * ```
+ */
 export interface RedisClusterEventTestsOptions<C> {
   /** Adapters with `createCluster`; each gets every test, on one shared cluster, in turn. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -23,6 +41,20 @@ export interface RedisClusterEventTestsOptions<C> {
  * SIGKILLed master under steady traffic, measured in default mode and in strict mode
  * (`replicas: { count: 1 }`, zero admissions beyond the limit). Each failover restarts the killed
  * node, which rejoins as a replica, so the next test has a full cluster again.
+ * @example
+ * A store package's whole `test/cluster-events.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { fileURLToPath } from 'node:url';
+ * import { type RedisStoreAdapter, redisClusterEventTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * redisClusterEventTests({ describe, it, expect, beforeAll, afterAll }, {
+ *   adapters: [IOREDIS],
+ *   worker: fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)), // `await serveRedisClusterWorker(ADAPTERS)`
+ * });
+ * ```
  */
 export function redisClusterEventTests<C>(
   api: RedisSuiteApi,

@@ -9,7 +9,17 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 const LIMIT = 40;
 const IDENTITIES = 16;
 
-/** What one failover under traffic cost. */
+/**
+ * What one failover under traffic cost.
+ * @example
+ * ```ts
+ * import type { FailoverMeasurement } from '@floodgate/testkit';
+ *
+ * declare const m: FailoverMeasurement; // from measureFailover
+ * console.log(`${m.overAdmitted} admitted beyond the limit, failover in ${Math.round(m.failoverMs)} ms`);
+ * console.log(`${m.fellBack} decisions to onStoreError, ${m.afterRejoin} by Redis after the rejoin`);
+ * ```
+ */
 export interface FailoverMeasurement {
   /** Admissions beyond the limit, summed over the identities on the killed master. */
   overAdmitted: number;
@@ -56,6 +66,18 @@ async function identitiesOn(
  * Redis cannot make are denied (`onStoreError: 'deny'`), so every admission counted is one Redis
  * acknowledged; admissions beyond the limit are writes the old master acknowledged and its
  * replica never received.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { measureFailover, type RedisStoreAdapter, startRedisCluster } from '@floodgate/testkit';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * const cluster = await startRedisCluster();
+ * // Strict mode, the replica 300 ms behind when its master dies: nothing beyond the limit.
+ * const strict = { replicas: { count: 1, timeoutMs: 200 } };
+ * const m = await measureFailover(cluster, IOREDIS, strict, 'failover-strict', 300);
+ * await cluster.stop();
+ * ```
  */
 export async function measureFailover<C>(
   cluster: RedisCluster,

@@ -7,12 +7,31 @@ import type { RedisServer } from '../redis-server.js';
 import { redisCommand } from '../resp.js';
 import { sleep } from './shared.js';
 
-/** The node id of the server on `port`. */
+/**
+ * The node id of the server on `port`.
+ * @example
+ * ```ts
+ * import { nodeId, type RedisCluster } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * const ids = await Promise.all(cluster.nodes.map((n) => nodeId(n.port)));
+ * ```
+ */
 export async function nodeId(port: number): Promise<string> {
   return String(await redisCommand(port, ['CLUSTER', 'MYID']));
 }
 
-/** The hash slot of `key`, as the cluster computes it. */
+/**
+ * The hash slot of `key`, as the cluster computes it.
+ * @example
+ * ```ts
+ * import { type RedisCluster, slotOf } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * // Every key of one identity shares its hash tag, hence its slot.
+ * const slot = await slotOf(cluster.nodes[0]!.port, 'api:{user-1}:fw');
+ * ```
+ */
 export async function slotOf(port: number, key: string): Promise<number> {
   return Number(await redisCommand(port, ['CLUSTER', 'KEYSLOT', key]));
 }
@@ -24,6 +43,17 @@ export async function slotOf(port: number, key: string): Promise<number> {
  * `SETSLOT … NODE` on both and on every other master (clients then get `MOVED`). `holdMs` is
  * waited before and after each `MIGRATE`, so traffic meets the slot in each state. Resolves
  * with the number of keys moved.
+ * @example
+ * ```ts
+ * import { migrateSlot, type RedisCluster, slotOf } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster; // traffic keeps running against it meanwhile
+ * const key = 'api:{user-1}:fw';
+ * const from = await cluster.masterOf(key);
+ * const masters = [...(await cluster.waitSettled()).replicasOf.keys()];
+ * const to = cluster.nodes.find((n) => n.port !== from.port && masters.includes(n.port))!;
+ * const moved = await migrateSlot(cluster, await slotOf(from.port, key), from, to, { holdMs: 100 });
+ * ```
  */
 export async function migrateSlot(
   cluster: RedisCluster,
@@ -71,6 +101,15 @@ export async function migrateSlot(
  * `replicaLagMs`: first cut the master's replica off for that long (the replica is stopped and
  * its link killed, as a slow or partitioned replica would be), so the writes of that span exist
  * on the master only when it dies.
+ * @example
+ * ```ts
+ * import { killMasterOf, type RedisCluster, rejoin } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * // The replica is cut off 300 ms before its master dies: the writes of that span are lost.
+ * const { victim, successor, failoverMs } = await killMasterOf(cluster, 'api:{user-1}:fw', { replicaLagMs: 300 });
+ * await rejoin(cluster, victim); // back as a replica of `successor`
+ * ```
  */
 export async function killMasterOf(
   cluster: RedisCluster,
@@ -105,7 +144,18 @@ export async function killMasterOf(
   }
 }
 
-/** Restarts a killed node: it rejoins as a replica of its successor; resolves once settled. */
+/**
+ * Restarts a killed node: it rejoins as a replica of its successor; resolves once settled.
+ * @example
+ * ```ts
+ * import { killMasterOf, type RedisCluster, rejoin } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * const { victim } = await killMasterOf(cluster, 'api:{user-1}:fw');
+ * await rejoin(cluster, victim);
+ * const { replicasOf } = await cluster.waitSettled(); // full strength again
+ * ```
+ */
 export async function rejoin(cluster: RedisCluster, node: RedisServer): Promise<void> {
   await node.restart();
   await cluster.waitSettled();

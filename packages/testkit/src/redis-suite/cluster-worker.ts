@@ -6,7 +6,19 @@ import { createLimiter, fixedWindow, tokenBucket } from '@floodgate/core';
 import { sleep } from './shared.js';
 import type { RedisClientOptions, RedisNodeAddress, RedisStoreAdapter } from './types.js';
 
-/** What the parent asks a cluster worker. */
+/**
+ * What the parent asks a cluster worker.
+ * @example
+ * ```ts
+ * import type { ChildProcess } from 'node:child_process';
+ * import type { ClusterWorkerRequest } from '@floodgate/testkit';
+ *
+ * declare const child: ChildProcess; // a forked cluster worker script
+ * // 60 rounds 40 ms apart for two identities, each allowed 20 an hour.
+ * const run: ClusterWorkerRequest = { type: 'run', id: 1, prefix: 'rs', identities: ['a', 'b'], limit: 20, rounds: 60, pauseMs: 40 };
+ * child.send(run);
+ * ```
+ */
 export type ClusterWorkerRequest =
   | {
       type: 'run';
@@ -20,7 +32,18 @@ export type ClusterWorkerRequest =
     }
   | { type: 'exit' };
 
-/** A worker's answer to `run`: admissions per identity (same order) and failed decisions. */
+/**
+ * A worker's answer to `run`: admissions per identity (same order) and failed decisions.
+ * @example
+ * ```ts
+ * import type { ClusterWorkerReply } from '@floodgate/testkit';
+ *
+ * declare const replies: ClusterWorkerReply[]; // one per worker, for the same identities
+ * // Admissions per identity over every process: the limit, exactly, if nothing failed.
+ * const total = replies[0]!.admitted.map((_, i) => replies.reduce((n, r) => n + r.admitted[i]!, 0));
+ * const failed = replies.flatMap((r) => r.errors);
+ * ```
+ */
 export interface ClusterWorkerReply {
   id: number;
   admitted: number[];
@@ -37,6 +60,15 @@ const ENV = {
  * The body of a cluster worker script: `await serveRedisClusterWorker(ADAPTERS)`. Decisions run
  * with `onStoreError: 'throw'` and no blocked-key cache: every one goes to Redis, and one that
  * fails is reported, never hidden behind a fallback.
+ * @example
+ * A store package's whole `test/cluster-worker.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, serveRedisClusterWorker } from '@floodgate/testkit';
+ *
+ * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
+ * await serveRedisClusterWorker(ADAPTERS);
+ * ```
  */
 export async function serveRedisClusterWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],
@@ -85,7 +117,19 @@ export async function serveRedisClusterWorker<C>(
   send({ ready: true });
 }
 
-/** A forked cluster worker, from the parent's side. */
+/**
+ * A forked cluster worker, from the parent's side.
+ * @example
+ * ```ts
+ * import { type ClusterWorker, forkClusterWorker, type RedisCluster } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * declare const script: string; // the package's cluster worker script
+ * const worker: ClusterWorker = await forkClusterWorker(script, { adapter: 'IoRedisStore with ioredis 5', nodes: cluster.startupNodes });
+ * const { admitted } = await worker.run({ prefix: 'rs', identities: ['a'], limit: 20, rounds: 30, pauseMs: 10 });
+ * await worker.stop();
+ * ```
+ */
 export interface ClusterWorker {
   run(
     request: Omit<Extract<ClusterWorkerRequest, { type: 'run' }>, 'id' | 'type'>,
@@ -93,7 +137,23 @@ export interface ClusterWorker {
   stop(): Promise<void>;
 }
 
-/** Forks `script` (which calls `serveRedisClusterWorker`) and resolves once its client is up. */
+/**
+ * Forks `script` (which calls `serveRedisClusterWorker`) and resolves once its client is up.
+ * @example
+ * ```ts
+ * import { fileURLToPath } from 'node:url';
+ * import { forkClusterWorker, type RedisCluster } from '@floodgate/testkit';
+ *
+ * declare const cluster: RedisCluster;
+ * const worker = await forkClusterWorker(fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)), {
+ *   adapter: 'IoRedisStore with ioredis 5', // an adapter name in the script's list
+ *   nodes: cluster.startupNodes,
+ *   clientOptions: { autoPipelining: true },
+ * });
+ * const { admitted, errors } = await worker.run({ prefix: 'rs', identities: ['a', 'b'], limit: 20, rounds: 60, pauseMs: 40 });
+ * await worker.stop();
+ * ```
+ */
 export async function forkClusterWorker(
   script: string,
   options: {

@@ -11,6 +11,19 @@ import { redisCommand } from '../resp.js';
 import { sleep, tagOf } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The adapters `redisClusterTests` runs, each able to build a cluster client.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisClusterTestsOptions, type RedisStoreAdapter, redisClusterTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts, with createCluster
+ * const options: RedisClusterTestsOptions<IoRedisClient> = { adapters: [IOREDIS] };
+ * redisClusterTests({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisClusterTestsOptions<C> {
   /** Adapters with `createCluster`, one `describe` each; the failover test uses the first. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -25,6 +38,16 @@ const policies = [
 /**
  * A Redis store on a throw-away Redis Cluster (3 masters, 3 replicas): each multi-policy
  * decision is one script on the master owning the identity; a failover is survived.
+ * @example
+ * A store package's whole `test/cluster.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisClusterTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts, with createCluster
+ * redisClusterTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
+ * ```
  */
 export function redisClusterTests<C>(
   api: RedisSuiteApi,

@@ -3,6 +3,20 @@ import { type StoreInspector, storeConformance } from '../conformance.js';
 import { openClient, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The adapters `redisConformance` runs the conformance suite for, and how hard it tries.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisConformanceOptions, type RedisStoreAdapter, redisConformance } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS_5: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * declare const IOREDIS_6: RedisStoreAdapter<IoRedisClient>;
+ * const options: RedisConformanceOptions<IoRedisClient> = { adapters: [IOREDIS_5, IOREDIS_6], numRuns: 10 };
+ * redisConformance({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisConformanceOptions<C> {
   /** The suite runs twice per adapter: `clock: 'client'` and `clock: 'server'`. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -13,6 +27,18 @@ export interface RedisConformanceOptions<C> {
 /**
  * The store's `TTL` and key listing through one of its own single-node clients (`PTTL`, `SCAN`),
  * with the slack real-time expiry needs: the inspector `storeConformance` takes.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisInspector, storeConformance } from '@floodgate/testkit';
+ * import { describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * declare const client: IoRedisClient; // a connected single-node client
+ * const inspect = redisInspector(IOREDIS, () => client);
+ * const makeStore = () => IOREDIS.makeStore(client); // clock: 'server'
+ * storeConformance({ describe, it, expect }, { name: 'IoRedisStore', controlsTime: false, makeStore, inspect });
+ * ```
  */
 export function redisInspector<C>(
   adapter: Pick<RedisStoreAdapter<C>, 'command'>,
@@ -45,6 +71,16 @@ export function redisInspector<C>(
  * `storeConformance` for a Redis store, on a throw-away server, for every adapter: once on the
  * suite's clock (`clock: 'client'`, stretched traces since `PX` runs on real time) and once on
  * the server's (`clock: 'server'`). Each adapter's client auto-pipelines where it can.
+ * @example
+ * A store package's whole `test/conformance.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisConformance } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * redisConformance({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
+ * ```
  */
 export function redisConformance<C>(api: RedisSuiteApi, options: RedisConformanceOptions<C>): void {
   const server = useRedisServer(api);

@@ -14,6 +14,20 @@ import { redisCommand } from '../resp.js';
 import { openClient, sleep, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The adapters `redisFaultTests` runs, and the seed of its randomized run.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisFaultTestsOptions, type RedisStoreAdapter, redisFaultTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * // A fixed seed, so a failing randomized TTL run can be replayed.
+ * const options: RedisFaultTestsOptions<IoRedisClient> = { adapters: [IOREDIS], seed: 42 };
+ * redisFaultTests({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisFaultTestsOptions<C> {
   /** One `describe` per adapter; the randomized TTL run uses the first. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -25,6 +39,16 @@ export interface RedisFaultTestsOptions<C> {
  * A Redis store under faults: `SCRIPT FLUSH` amid a stream of decisions, a `redis-server`
  * restart, a server that is down (`rejectIfNotReady` and the in-process fallback), and after a
  * randomized run every key has a TTL no longer than its state.
+ * @example
+ * A store package's whole `test/faults.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisFaultTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * redisFaultTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
+ * ```
  */
 export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsOptions<C>): void {
   const { describe, it, expect } = api;

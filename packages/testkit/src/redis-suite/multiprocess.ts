@@ -6,13 +6,41 @@ import { type RedisServer, startRedisServer } from '../redis-server.js';
 import type { RedisClientOptions, RedisSuiteApi } from './types.js';
 import { WORKER_ENV, type WorkerReply } from './worker.js';
 
-/** One app-server process: which adapter its client comes from, and how it is built. */
+/**
+ * One app-server process: which adapter its client comes from, and how it is built.
+ * @example
+ * ```ts
+ * import type { RedisWorkerSpec } from '@floodgate/testkit';
+ *
+ * // Four app servers on one client generation, every other one auto-pipelining.
+ * const workers: RedisWorkerSpec[] = [0, 1, 2, 3].map((i) => ({
+ *   adapter: 'IoRedisStore with ioredis 5',
+ *   options: { autoPipelining: i % 2 === 0 },
+ * }));
+ * ```
+ */
 export interface RedisWorkerSpec {
   /** An adapter's `name`, looked up by `serveRedisWorker` in the worker. */
   adapter: string;
   options?: RedisClientOptions;
 }
 
+/**
+ * The worker script `redisMultiprocessTests` forks, and one spec per process.
+ * @example
+ * ```ts
+ * import { fileURLToPath } from 'node:url';
+ * import type { RedisMultiprocessTestsOptions } from '@floodgate/testkit';
+ *
+ * // A worker script already compiled to JavaScript needs no tsx.
+ * const options: RedisMultiprocessTestsOptions = {
+ *   worker: fileURLToPath(new URL('./worker.js', import.meta.url)),
+ *   workers: [{ adapter: 'NodeRedisStore with redis 6' }, { adapter: 'NodeRedisStore with redis 5' }],
+ *   execArgv: [],
+ *   title: 'a rolling upgrade: two client generations, one Redis',
+ * };
+ * ```
+ */
 export interface RedisMultiprocessTestsOptions {
   /** The package's worker script (absolute path): it calls `serveRedisWorker(adapters)`. */
   worker: string;
@@ -27,6 +55,18 @@ export interface RedisMultiprocessTestsOptions {
 /**
  * Several Node processes, one store each, one Redis: exact admission counts for a burst on one
  * key (tokenBucket, fixedWindow) and for many keys with hundreds of calls in flight per process.
+ * @example
+ * A store package's whole `test/multiprocess.test.ts`:
+ * ```ts
+ * import { fileURLToPath } from 'node:url';
+ * import { redisMultiprocessTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * redisMultiprocessTests({ describe, it, expect, beforeAll, afterAll }, {
+ *   worker: fileURLToPath(new URL('./worker.ts', import.meta.url)), // `await serveRedisWorker(ADAPTERS)`
+ *   workers: [1, 2, 3, 4].map(() => ({ adapter: 'IoRedisStore with ioredis 5' })),
+ * });
+ * ```
  */
 export function redisMultiprocessTests(
   api: RedisSuiteApi,

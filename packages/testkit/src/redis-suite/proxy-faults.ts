@@ -13,6 +13,20 @@ import { redisCommand } from '../resp.js';
 import { sleep, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The adapters `redisProxyFaultTests` runs, one `describe` each.
+ * @example
+ * ```ts
+ * import type { NodeRedisClient } from '@floodgate/node-redis';
+ * import { type RedisProxyFaultTestsOptions, type RedisStoreAdapter, redisProxyFaultTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const REDIS_6: RedisStoreAdapter<NodeRedisClient>; // test/adapters.ts
+ * declare const REDIS_4: RedisStoreAdapter<NodeRedisClient>; // survivesCutReplies: false
+ * const options: RedisProxyFaultTestsOptions<NodeRedisClient> = { adapters: [REDIS_6, REDIS_4] };
+ * redisProxyFaultTests({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisProxyFaultTestsOptions<C> {
   /** One `describe` per adapter. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -45,6 +59,16 @@ async function timed(fn: () => Promise<Decision>): Promise<{ d: Decision; ms: nu
  * `timeoutMs`, a stall, replies cut mid-way, refused connections; and a server stopped with
  * SIGSTOP. Every fault is answered by `onStoreError` in bounded time, and a call its caller gave up
  * on charges nothing, even when Redis runs it later.
+ * @example
+ * A store package's whole `test/proxy-faults.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisProxyFaultTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * redisProxyFaultTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
+ * ```
  */
 export function redisProxyFaultTests<C>(
   api: RedisSuiteApi,

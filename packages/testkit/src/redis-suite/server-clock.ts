@@ -2,6 +2,21 @@ import { createLimiter, type Limiter, slidingWindowLog, tokenBucket } from '@flo
 import { openClient, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The two app servers' clients of `redisServerClockTests`.
+ * @example
+ * ```ts
+ * import type { NodeRedisClient } from '@floodgate/node-redis';
+ * import { type RedisServerClockTestsOptions, type RedisStoreAdapter, redisServerClockTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const REDIS_6: RedisStoreAdapter<NodeRedisClient>; // test/adapters.ts
+ * declare const REDIS_4: RedisStoreAdapter<NodeRedisClient>;
+ * // The old client an hour ahead of the new one: a rolling upgrade with clock skew.
+ * const options: RedisServerClockTestsOptions<NodeRedisClient> = { adapters: [REDIS_6, REDIS_4] };
+ * redisServerClockTests({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisServerClockTestsOptions<C> {
   /**
    * The two app servers' clients: the first on the real clock, the second an hour ahead. Two
@@ -23,6 +38,16 @@ const summary = (d: { allowed: boolean; remaining: number }): string =>
 /**
  * `clock: 'server'` gives callers whose clocks differ by an hour the decisions one clock gives;
  * `clock: 'client'` (the contrast) lets the skew bend the limit.
+ * @example
+ * A store package's whole `test/server-clock.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisServerClockTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * redisServerClockTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS, IOREDIS] });
+ * ```
  */
 export function redisServerClockTests<C>(
   api: RedisSuiteApi,

@@ -13,6 +13,18 @@ import type { RedisClientOptions, RedisStoreAdapter, RedisSuiteApi } from './typ
 /**
  * Starts a throw-away `redis-server` before the tests of the enclosing `describe` (or file) and
  * stops it after them; the getter returns it once `beforeAll` has run.
+ * @example
+ * ```ts
+ * import { redisCommand, useRedisServer } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * describe('my store', () => {
+ *   const server = useRedisServer({ beforeAll, afterAll });
+ *   it('has a redis-server of its own', async () => {
+ *     expect(await redisCommand(server().port, ['DBSIZE'])).toBe(0);
+ *   });
+ * });
+ * ```
  */
 export function useRedisServer(
   api: Pick<RedisSuiteApi, 'beforeAll' | 'afterAll'>,
@@ -30,7 +42,20 @@ export function useRedisServer(
   };
 }
 
-/** A connected client of `adapter` for `url`. */
+/**
+ * A connected client of `adapter` for `url`: `adapter.create`, then `adapter.connect`.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { openClient, type RedisServer, type RedisStoreAdapter } from '@floodgate/testkit';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * declare const server: RedisServer;
+ * const client = await openClient(IOREDIS, server.url, { autoPipelining: true });
+ * const store = IOREDIS.makeStore(client, { clock: 'server' });
+ * await IOREDIS.disconnect(client);
+ * ```
+ */
 export async function openClient<C>(
   adapter: RedisStoreAdapter<C>,
   url: string,
@@ -60,6 +85,20 @@ export function storeCall(prefix: string, identity: string, policy: Policy): Sto
  * `store` fails both calls with `STORE_UNAVAILABLE`, and a limiter on it decides with its
  * fallback (`limit: 1`: admitted, then denied, both `reason: 'store-unavailable'`), telling
  * `onError` each time. `prefix` keeps the keys apart from other tests'.
+ * @example
+ * ```ts
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { expectStoreUnavailable, freePort } from '@floodgate/testkit';
+ * import { Redis } from 'ioredis';
+ * import { expect, it } from 'vitest';
+ *
+ * it('turns a refused connection into STORE_UNAVAILABLE and the fallback', async () => {
+ *   const redis = new Redis(await freePort(), '127.0.0.1', { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+ *   redis.on('error', () => {});
+ *   await expectStoreUnavailable(expect, new IoRedisStore(redis), 'refused');
+ *   redis.disconnect();
+ * });
+ * ```
  */
 export async function expectStoreUnavailable(
   expect: RedisSuiteApi['expect'],

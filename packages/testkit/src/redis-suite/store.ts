@@ -12,6 +12,21 @@ import { redisCommand } from '../resp.js';
 import { expectStoreUnavailable, openClient, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * The adapters `redisStoreTests` runs, and the class of the store's fallback.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { MemoryStore } from '@floodgate/memory';
+ * import { type RedisStoreAdapter, type RedisStoreTestsOptions, redisStoreTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
+ * // `store.fallback()` must return a fresh MemoryStore.
+ * const options: RedisStoreTestsOptions<IoRedisClient> = { adapters: ADAPTERS, fallback: MemoryStore };
+ * redisStoreTests({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisStoreTestsOptions<C> {
   /** One `describe` per adapter, all on one throw-away server. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -25,6 +40,17 @@ export interface RedisStoreTestsOptions<C> {
  * A Redis store on one node: one `EVALSHA` per decision, one `DEL` per reset, TTLs and hash
  * slots, exact admission under concurrency, `NOSCRIPT` recovery, `STORE_UNAVAILABLE` on a closed
  * client, option checks, `remote`/`fallback()`, `rejectIfNotReady`.
+ * @example
+ * The start of a store package's `test/store.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { MemoryStore } from '@floodgate/memory';
+ * import { type RedisStoreAdapter, redisStoreTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
+ * redisStoreTests({ describe, it, expect, beforeAll, afterAll }, { adapters: ADAPTERS, fallback: MemoryStore });
+ * ```
  */
 export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsOptions<C>): void {
   const { describe, it, expect, beforeAll, afterAll } = api;

@@ -1,7 +1,22 @@
 import type { RedisStoreOptions, Store } from '@floodgate/core';
 import type { Awaitable } from '../conformance.js';
 
-/** How a test wants its client built. A client without such a switch ignores it. */
+/**
+ * How a test wants its client built. A client without such a switch ignores it.
+ * @example
+ * An adapter's `create` maps the switches onto ioredis options:
+ * ```ts
+ * import type { RedisClientOptions } from '@floodgate/testkit';
+ * import { Redis } from 'ioredis';
+ *
+ * const create = (url: string, o: RedisClientOptions = {}) =>
+ *   new Redis(url, {
+ *     lazyConnect: true,
+ *     enableAutoPipelining: o.autoPipelining === true,
+ *     ...(o.reconnectMs === undefined ? {} : { retryStrategy: () => o.reconnectMs }),
+ *   });
+ * ```
+ */
 export interface RedisClientOptions {
   /** Batch concurrent commands into pipelines (ioredis `enableAutoPipelining`). */
   autoPipelining?: boolean;
@@ -9,7 +24,17 @@ export interface RedisClientOptions {
   reconnectMs?: number;
 }
 
-/** `{ host, port }` of a cluster node, as `RedisCluster.startupNodes` lists them. */
+/**
+ * `{ host, port }` of a cluster node, as `RedisCluster.startupNodes` lists them.
+ * @example
+ * ```ts
+ * import type { RedisNodeAddress } from '@floodgate/testkit';
+ * import { Cluster } from 'ioredis';
+ *
+ * // An adapter's `createCluster`: a client that connects only when told to.
+ * const createCluster = (nodes: readonly RedisNodeAddress[]) => new Cluster([...nodes], { lazyConnect: true });
+ * ```
+ */
 export interface RedisNodeAddress {
   host: string;
   port: number;
@@ -19,6 +44,23 @@ export interface RedisNodeAddress {
  * What a Redis store package hands the shared suite: how to build its client and its store.
  * One adapter per client generation (`ioredis 5`, `ioredis 6`, `redis 4` ...). `C` is every
  * client type the store takes (single node and cluster).
+ * @example
+ * A store package's `test/adapters.ts`:
+ * ```ts
+ * import { type IoRedisClient, IoRedisStore } from '@floodgate/ioredis';
+ * import type { RedisStoreAdapter } from '@floodgate/testkit';
+ * import { Cluster, Redis } from 'ioredis';
+ *
+ * export const IOREDIS: RedisStoreAdapter<IoRedisClient> = {
+ *   name: 'IoRedisStore with ioredis 5',
+ *   create: (url, o) => new Redis(url, { lazyConnect: true, enableAutoPipelining: o?.autoPipelining }).on('error', () => {}),
+ *   createCluster: (nodes) => new Cluster([...nodes], { lazyConnect: true }).on('error', () => {}),
+ *   connect: (client) => client.connect(),
+ *   disconnect: (client) => client.disconnect(),
+ *   makeStore: (client, options) => new IoRedisStore(client, options),
+ *   command: (client, [name, ...args]) => client.call(name!, args),
+ * };
+ * ```
  */
 export interface RedisStoreAdapter<C = unknown> {
   /** Shown in test titles, e.g. `'IoRedisStore with ioredis 5'`. Unique within a package. */
@@ -58,7 +100,21 @@ export interface RedisStoreAdapter<C = unknown> {
   readonly survivesCutReplies?: boolean;
 }
 
-/** The assertions the Redis suite uses: all in vitest's and jest's `expect`. */
+/**
+ * The assertions the Redis suite uses: all in vitest's and jest's `expect`.
+ * @example
+ * A helper that takes whichever runner's `expect` the suite was given:
+ * ```ts
+ * import { allKeysWithTtl, type RedisExpectation, type RedisServer } from '@floodgate/testkit';
+ * import { expect } from 'vitest';
+ *
+ * declare const server: RedisServer;
+ * async function expectEveryKeyExpires(expect: (actual: unknown) => RedisExpectation, port: number) {
+ *   for (const ttl of (await allKeysWithTtl(port)).values()) expect(ttl).toBeGreaterThan(0);
+ * }
+ * await expectEveryKeyExpires(expect, server.port);
+ * ```
+ */
 export interface RedisExpectation {
   toBe(expected: unknown): void;
   toEqual(expected: unknown): void;
@@ -79,6 +135,16 @@ export interface RedisExpectation {
 /**
  * The test framework, passed in by the caller (`import * as vitest from 'vitest'`, or
  * `{ describe, it, expect, beforeAll, afterAll }`), so the testkit never imports a test runner.
+ * @example
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, type RedisSuiteApi, redisFaultTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * const api: RedisSuiteApi = { describe, it, expect, beforeAll, afterAll };
+ * redisFaultTests(api, { adapters: [IOREDIS] });
+ * ```
  */
 export interface RedisSuiteApi {
   describe(name: string, fn: () => void): void;

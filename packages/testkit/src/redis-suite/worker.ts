@@ -9,13 +9,36 @@ import {
 import { openClient } from './shared.js';
 import type { RedisClientOptions, RedisStoreAdapter } from './types.js';
 
-/** What the parent asks a worker over IPC. */
+/**
+ * What the parent asks a worker over IPC.
+ * @example
+ * ```ts
+ * import type { ChildProcess } from 'node:child_process';
+ * import type { WorkerReply, WorkerRequest } from '@floodgate/testkit';
+ *
+ * declare const worker: ChildProcess; // a forked worker script, `ready` already received
+ * worker.on('message', (reply: WorkerReply) => console.log(reply.id, reply.allowed));
+ * const request: WorkerRequest = { type: 'limit', id: 1, limiter: 'tokenBucket', key: 'user-1' };
+ * worker.send(request);
+ * ```
+ */
 export type WorkerRequest =
   | { type: 'limit'; id: number; limiter: string; key: string }
   | { type: 'batch'; id: number; requests: { limiter: string; key: string }[] }
   | { type: 'exit' };
 
-/** What a worker answers (`ready` once, first). */
+/**
+ * What a worker answers (`ready` once, first).
+ * @example
+ * ```ts
+ * import type { WorkerReply } from '@floodgate/testkit';
+ *
+ * declare const replies: WorkerReply[]; // the answers to one `limit` request per process
+ * // A burst on one key over every process: the admissions must add up to the limit.
+ * const admitted = replies.filter((r) => r.allowed === true).length;
+ * const failed = replies.filter((r) => r.error !== undefined);
+ * ```
+ */
 export interface WorkerReply {
   id: number;
   allowed?: boolean | boolean[];
@@ -36,11 +59,15 @@ export const WORKER_ENV = {
 /**
  * The body of one "app server" process in `redisMultiprocessTests`: its own client (the adapter
  * named by the parent, connected to the parent's server) and store, taking requests over IPC.
- * A store package's worker script is just:
  * @example
- * import { serveRedisWorker } from '@floodgate/testkit';
- * import { ADAPTERS } from './adapters.js';
+ * A store package's whole worker script (`test/worker.ts`):
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, serveRedisWorker } from '@floodgate/testkit';
+ *
+ * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveRedisWorker(ADAPTERS);
+ * ```
  */
 export async function serveRedisWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],
