@@ -1,9 +1,35 @@
 import { FloodgateError } from './errors.js';
 
-/** Where a circuit breaker stands. */
+/**
+ * Where a circuit breaker stands.
+ * @example
+ * A state-change hook typed with it, for alerting.
+ * ```ts
+ * import type { BreakerState, FloodgateError } from '@floodgate/core';
+ *
+ * function alert(state: BreakerState, error?: FloodgateError): void {
+ *   if (state === 'open') console.error('rate-limit store is failing', error?.code);
+ * }
+ * ```
+ */
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
-/** How the limiter's circuit breaker trips and recovers. */
+/**
+ * How the limiter's circuit breaker trips and recovers.
+ * @example
+ * A limiter's breaker tuned to open sooner and wait longer before probing.
+ * ```ts
+ * import { createLimiter, fixedWindow } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const limiter = createLimiter({
+ *   store: new IoRedisStore(new Redis()),
+ *   policy: fixedWindow({ limit: 100, window: '1m' }),
+ *   breaker: { failures: 3, windowMs: 5_000, cooldownMs: 5_000, onStateChange: console.warn },
+ * });
+ * ```
+ */
 export interface BreakerOptions {
   /** Store failures (errors or timeouts) within `windowMs` that open the breaker. @default 5 */
   failures?: number;
@@ -33,6 +59,24 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
  * to a dead connection's queue. After `cooldownMs` it lets `probes` calls through (half-open);
  * one success closes it, one failure opens it for another cooldown. Time is `performance.now()`:
  * a store's injected clock (tests, `clock: 'client'`) must not stall or rush recovery.
+ * @example
+ * A store wrapper with a breaker of its own (as `ShardedStore` keeps one per shard).
+ * ```ts
+ * import { Breaker, FloodgateError, type StoreCall } from '@floodgate/core';
+ *
+ * declare function send(call: StoreCall): Promise<void>;
+ * const breaker = new Breaker({ failures: 5, cooldownMs: 1_000 });
+ * async function guarded(call: StoreCall): Promise<void> {
+ *   if (!breaker.admit()) throw new FloodgateError('STORE_UNAVAILABLE', 'circuit open');
+ *   try {
+ *     await send(call);
+ *     breaker.success();
+ *   } catch (cause) {
+ *     breaker.failure(new FloodgateError('STORE_UNAVAILABLE', 'shard failed', { cause }));
+ *     throw cause;
+ *   }
+ * }
+ * ```
  */
 export class Breaker {
   readonly #failures: number;

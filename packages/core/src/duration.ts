@@ -1,6 +1,16 @@
 import { FloodgateError } from './errors.js';
 
-/** Milliseconds, or a string such as `'500ms'`, `'30s'`, `'1m'`, `'1h'`, `'1d'`. */
+/**
+ * Milliseconds, or a string such as `'500ms'`, `'30s'`, `'1m'`, `'1h'`, `'1d'`.
+ * @example
+ * A setting typed with it, passed on to a policy factory.
+ * ```ts
+ * import { type Duration, slidingWindow } from '@floodgate/core';
+ *
+ * const window: Duration = '30s'; // or 30_000
+ * const policy = slidingWindow({ limit: 20, window });
+ * ```
+ */
 export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`;
 type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
 
@@ -17,6 +27,12 @@ const PATTERN = /^(\d+(?:\.\d+)?) ?(ms|s|m|h|d)$/;
 /**
  * Parses a duration to whole, positive milliseconds. `what` names the field in the error, so
  * `tokenBucket({ interval: 'abc' })` says which option was wrong.
+ * @example
+ * ```ts
+ * import { parseDuration } from '@floodgate/core';
+ *
+ * const ms = parseDuration(process.env.RATE_WINDOW ?? '1.5m', 'RATE_WINDOW'); // 90_000
+ * ```
  */
 export function parseDuration(value: unknown, what: string): number {
   let ms: number;

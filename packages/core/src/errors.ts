@@ -1,4 +1,15 @@
-/** Stable error codes. A code, once published, keeps its meaning. */
+/**
+ * Stable error codes. A code, once published, keeps its meaning.
+ * @example
+ * A function typed with it: map a code to an HTTP status.
+ * ```ts
+ * import type { FloodgateErrorCode } from '@floodgate/core';
+ *
+ * function statusFor(code: FloodgateErrorCode): number {
+ *   return code.startsWith('STORE_') ? 503 : 400;
+ * }
+ * ```
+ */
 export type FloodgateErrorCode =
   | 'INVALID_POLICY'
   | 'INVALID_KEY'
@@ -13,7 +24,21 @@ export type FloodgateErrorCode =
 // `instanceof` would not.
 const BRAND = Symbol.for('floodgate.error');
 
-/** The one error class Floodgate throws. Denials are never errors: they are decisions. */
+/**
+ * The one error class Floodgate throws. Denials are never errors: they are decisions.
+ * @example
+ * A store for another backend reports a malformed reply the way Floodgate's own stores do.
+ * ```ts
+ * import { FloodgateError } from '@floodgate/core';
+ *
+ * function readCount(reply: unknown): number {
+ *   if (typeof reply !== 'number') {
+ *     throw new FloodgateError('STORE_PROTOCOL', `expected a number, got ${typeof reply}`);
+ *   }
+ *   return reply;
+ * }
+ * ```
+ */
 export class FloodgateError extends Error {
   readonly code: FloodgateErrorCode;
   readonly [BRAND] = true;
@@ -25,7 +50,22 @@ export class FloodgateError extends Error {
   }
 }
 
-/** True for any FloodgateError, including one from another copy of this package or realm. */
+/**
+ * True for any FloodgateError, including one from another copy of this package or realm.
+ * @example
+ * Telling a configuration error from any other failure.
+ * ```ts
+ * import { type Limiter, isFloodgateError } from '@floodgate/core';
+ *
+ * declare const limiter: Limiter;
+ * try {
+ *   await limiter.limit('key_123', { cost: 500 });
+ * } catch (error) {
+ *   if (!isFloodgateError(error) || error.code !== 'COST_EXCEEDS_CAPACITY') throw error;
+ *   console.error(error.message); // no policy can ever admit 500 units
+ * }
+ * ```
+ */
 export function isFloodgateError(value: unknown): value is FloodgateError {
   return (
     typeof value === 'object' &&

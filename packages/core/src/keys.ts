@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { FloodgateError } from './errors.js';
 
-/** Encoded identities longer than this (UTF-8 bytes) are replaced by a hash. */
+/**
+ * Encoded identities longer than this (UTF-8 bytes) are replaced by a hash.
+ * @example
+ * ```ts
+ * import { encodeIdentity, MAX_IDENTITY_BYTES } from '@floodgate/core';
+ *
+ * const long = 'x'.repeat(MAX_IDENTITY_BYTES + 1);
+ * console.log(encodeIdentity(long).startsWith('#')); // true: hashed, so the key stays short
+ * ```
+ */
 export const MAX_IDENTITY_BYTES = 256;
 
 // Characters that would break the layout: braces move the Redis Cluster hash tag, `%` is our
@@ -24,6 +33,13 @@ const SURELY_SHORT = Math.floor(MAX_IDENTITY_BYTES / 3);
 /**
  * Encodes an identity for use inside `{…}`: injective for every JavaScript string, free of braces,
  * and bounded in size (long identities become `#` + SHA-256).
+ * @example
+ * ```ts
+ * import { encodeIdentity } from '@floodgate/core';
+ *
+ * encodeIdentity('user_42'); // 'user_42'
+ * encodeIdentity('a{b}'); // 'a%7Bb%7D': braces cannot move the key to another cluster slot
+ * ```
  */
 export function encodeIdentity(identity: string): string {
   if (identity.length <= SURELY_SHORT && !MAYBE_SPECIAL.test(identity)) return identity;
@@ -44,7 +60,17 @@ export function validatePrefix(prefix: unknown): asserts prefix is string {
   }
 }
 
-/** `<prefix>:{<identity>}:<policy id>`: every key of one identity lives in one cluster slot. */
+/**
+ * `<prefix>:{<identity>}:<policy id>`: every key of one identity lives in one cluster slot.
+ * @example
+ * The Redis key a limiter with prefix `'api'` uses for one identity and policy.
+ * ```ts
+ * import { encodeIdentity, policyKey, tokenBucket } from '@floodgate/core';
+ *
+ * const policy = tokenBucket({ limit: 100, interval: '1m' });
+ * const key = policyKey('api', encodeIdentity('user_42'), policy.id); // 'api:{user_42}:tb:…'
+ * ```
+ */
 export function policyKey(prefix: string, encodedIdentity: string, policyId: string): string {
   return `${prefix}:{${encodedIdentity}}:${policyId}`;
 }

@@ -3,6 +3,25 @@ import { FloodgateError, isFloodgateError } from './errors.js';
 import type { Store } from './store.js';
 import type { Decision, Policy } from './types.js';
 
+/**
+ * What `createLimiter` takes: the store, the policies, and what to do when the store fails.
+ * @example
+ * Options for a Redis-backed limiter that denies rather than guesses during an outage.
+ * ```ts
+ * import { createLimiter, type LimiterOptions, slidingWindow } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const options: LimiterOptions = {
+ *   store: new IoRedisStore(new Redis()),
+ *   policy: slidingWindow({ limit: 100, window: '1m' }),
+ *   prefix: 'api',
+ *   timeoutMs: 50,
+ *   onStoreError: 'deny',
+ * };
+ * const limiter = createLimiter(options);
+ * ```
+ */
 export interface LimiterOptions {
   /** Where state lives: `new MemoryStore()`, `new IoRedisStore(redis)`, … */
   store: Store;
@@ -34,6 +53,19 @@ export interface LimiterOptions {
   breaker?: boolean | BreakerOptions;
 }
 
+/**
+ * A limiter made by `createLimiter`: decides, peeks and resets per identity.
+ * @example
+ * A function that takes any limiter, whatever its store and policies.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ *
+ * async function guard(limiter: Limiter, apiKey: string): Promise<number> {
+ *   const d = await limiter.limit(apiKey);
+ *   return d.allowed ? 200 : 429;
+ * }
+ * ```
+ */
 export interface Limiter {
   /** Charges `cost` (default 1) if every policy admits it. */
   limit(identity: string, options?: { cost?: number }): Promise<Decision>;

@@ -16,7 +16,18 @@ import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.j
 
 export type { Limiter, LimiterOptions };
 
-/** Combines per-policy results into the decision a caller sees. */
+/**
+ * Combines per-policy results into the decision a caller sees.
+ * @example
+ * What a limiter does with a store's answer (useful when calling a store directly, as tests do).
+ * ```ts
+ * import { type Store, type StoreCall, toDecision } from '@floodgate/core';
+ *
+ * declare const store: Store;
+ * declare const call: StoreCall;
+ * const decision = toDecision(call.policies, await store.evaluate(call));
+ * ```
+ */
 export function toDecision(
   policies: readonly Policy[],
   results: readonly PolicyResult[],
@@ -75,9 +86,17 @@ function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T>
 /**
  * Builds a limiter over one store and one or more policies.
  * @example
- * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
+ * ```ts
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = createLimiter({
+ *   store: new MemoryStore(),
+ *   policy: tokenBucket({ limit: 100, interval: '1m' }),
+ * });
  * const d = await limiter.limit('key_123');
- * if (!d.allowed) return tooManyRequests(d.retryAfterMs);
+ * if (!d.allowed) console.log(`retry in ${d.retryAfterMs} ms`);
+ * ```
  */
 export function createLimiter(options: LimiterOptions): Limiter {
   validateOptions(options);

@@ -2,7 +2,19 @@ import { FloodgateError, isFloodgateError } from './errors.js';
 import { decodeScriptReply, encodeScriptArgs, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
-/** Options every Redis-backed store takes. */
+/**
+ * Options every Redis-backed store takes.
+ * @example
+ * Options for a store on the caller's clock that fails fast while disconnected.
+ * ```ts
+ * import type { RedisStoreOptions } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const options: RedisStoreOptions = { clock: 'client', now: Date.now, rejectIfNotReady: true };
+ * const store = new IoRedisStore(new Redis(), options);
+ * ```
+ */
 export interface RedisStoreOptions {
   /**
    * Whose clock decides. `'server'`: the script reads Redis `TIME`, so app servers whose clocks
@@ -59,6 +71,24 @@ function isNoScript(error: unknown): boolean {
  * What the Redis stores share: option checks, the one-`EVALSHA` decision with its `NOSCRIPT`
  * recovery, one-`DEL` resets, and error wrapping. A client adapter supplies `send` (one command,
  * routed to the node owning the first key) and `isReady`.
+ * @example
+ * A store for another Redis client: supply `send`, `isReady` and `fallback`.
+ * ```ts
+ * import { RedisScriptStore, type RedisStoreOptions, type Store } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * interface MyClient { command(argv: string[]): Promise<unknown>; connected: boolean }
+ * class MyRedisStore extends RedisScriptStore {
+ *   constructor(readonly client: MyClient, options: RedisStoreOptions = {}) {
+ *     super('my-client', options);
+ *   }
+ *   protected send(_firstKey: string, name: string, args: string[]): Promise<unknown> {
+ *     return this.client.command([name, ...args]);
+ *   }
+ *   protected isReady(): boolean { return this.client.connected; }
+ *   fallback(): Store { return new MemoryStore({ now: this.clockNow }); }
+ * }
+ * ```
  */
 export abstract class RedisScriptStore implements Store {
   readonly remote = true;

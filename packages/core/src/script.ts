@@ -5,7 +5,19 @@ import type { PolicyKind } from './policies/kinds.js';
 import type { PolicyResult, StoreCall } from './store.js';
 import type { Policy } from './types.js';
 
-/** One assembled limit script: its text (for `EVAL`) and SHA-1 (for `EVALSHA`). */
+/**
+ * One assembled limit script: its text (for `EVAL`) and SHA-1 (for `EVALSHA`).
+ * @example
+ * Loading a script ahead of time, so the first `EVALSHA` does not meet `NOSCRIPT`.
+ * ```ts
+ * import { type LimitScript, scriptForKinds } from '@floodgate/core';
+ * import { Redis } from 'ioredis';
+ *
+ * const redis = new Redis();
+ * const script: LimitScript = scriptForKinds(['tokenBucket', 'fixedWindow']);
+ * const sha1 = await redis.call('SCRIPT', 'LOAD', script.source); // equals script.sha1
+ * ```
+ */
 export interface LimitScript {
   readonly source: string;
   readonly sha1: string;
@@ -51,6 +63,14 @@ const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
 /**
  * Assembles the script for a combination of kinds (compose.lua says how): straight-line code, no
  * dispatch table, no closures beyond the helpers its fragments call.
+ * @example
+ * The Lua text for a limiter with a token bucket and a daily window, to read or review.
+ * ```ts
+ * import { assembleScript } from '@floodgate/core';
+ *
+ * const lua = assembleScript(['tokenBucket', 'fixedWindow']);
+ * console.log(lua.split('\n')[0]); // '-- Floodgate limit script: tokenBucket + fixedWindow'
+ * ```
  */
 export function assembleScript(kinds: readonly PolicyKind[]): string {
   const fragments = kinds.map(fragmentOf);
@@ -119,7 +139,16 @@ const MAX_POLICIES = 16;
 const byKinds = new Map<string, LimitScript>();
 const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
 
-/** The script for these kinds, assembled once per process. */
+/**
+ * The script for these kinds, assembled once per process.
+ * @example
+ * ```ts
+ * import { scriptForKinds } from '@floodgate/core';
+ *
+ * const { source, sha1 } = scriptForKinds(['slidingWindow']);
+ * console.log(`EVALSHA ${sha1}`, `${source.length} bytes of Lua`);
+ * ```
+ */
 export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
   const signature = kinds.join(',');
   let script = byKinds.get(signature);
@@ -134,7 +163,21 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
   return script;
 }
 
-/** The script a call with these policies runs; cached per policies array (one per limiter). */
+/**
+ * The script a call with these policies runs; cached per policies array (one per limiter).
+ * @example
+ * One decision with a client this package has no store for: `EVALSHA` with the call's keys.
+ * ```ts
+ * import { decodeScriptReply, encodeScriptArgs, scriptFor } from '@floodgate/core';
+ * import type { StoreCall } from '@floodgate/core';
+ *
+ * declare const call: StoreCall;
+ * declare function evalsha(sha: string, keys: readonly string[], argv: string[]): Promise<unknown>;
+ * const script = scriptFor(call.policies);
+ * const reply = await evalsha(script.sha1, call.keys, encodeScriptArgs(call));
+ * const { results } = decodeScriptReply(reply, call.policies.length);
+ * ```
+ */
 export function scriptFor(policies: readonly Policy[]): LimitScript {
   let script = byPolicies.get(policies);
   if (script === undefined) {
@@ -144,9 +187,29 @@ export function scriptFor(policies: readonly Policy[]): LimitScript {
   return script;
 }
 
-/** @deprecated One script per combination now (`scriptFor`); this is a lone fixedWindow's. */
+/**
+ * The script of a limiter with one fixedWindow policy.
+ * @deprecated One script per combination now (`scriptFor`); this is a lone fixedWindow's.
+ * @example
+ * Its replacement gives the same text.
+ * ```ts
+ * import { LIMIT_SCRIPT, scriptForKinds } from '@floodgate/core';
+ *
+ * console.log(LIMIT_SCRIPT === scriptForKinds(['fixedWindow']).source); // true
+ * ```
+ */
 export const LIMIT_SCRIPT: string = scriptForKinds(['fixedWindow']).source;
-/** @deprecated See `LIMIT_SCRIPT`. */
+/**
+ * The SHA-1 of `LIMIT_SCRIPT`, for `EVALSHA`.
+ * @deprecated See `LIMIT_SCRIPT`.
+ * @example
+ * Its replacement gives the same hash.
+ * ```ts
+ * import { LIMIT_SCRIPT_SHA1, scriptForKinds } from '@floodgate/core';
+ *
+ * console.log(LIMIT_SCRIPT_SHA1 === scriptForKinds(['fixedWindow']).sha1); // true
+ * ```
+ */
 export const LIMIT_SCRIPT_SHA1: string = scriptForKinds(['fixedWindow']).sha1;
 
 const paramsCache = new WeakMap<readonly Policy[], readonly string[]>();
@@ -169,6 +232,14 @@ function paramsOf(policies: readonly Policy[]): readonly string[] {
  * `ARGV` for `scriptFor(call.policies)` (its `KEYS` are `call.keys`). `now` in integer ms uses
  * the caller's clock; undefined lets the script read Redis `TIME`. `deadline` is a Redis `TIME`
  * in ms after which the script must not charge (its caller has given up); undefined for none.
+ * @example
+ * `ARGV` for a call decided on this process's clock (`clock: 'client'`).
+ * ```ts
+ * import { encodeScriptArgs, type StoreCall } from '@floodgate/core';
+ *
+ * declare const call: StoreCall;
+ * const argv = encodeScriptArgs(call, Date.now()); // [mode, cost, now, deadline, ...params]
+ * ```
  */
 export function encodeScriptArgs(call: StoreCall, now?: number, deadline?: number): string[] {
   const params = paramsOf(call.policies);
@@ -181,7 +252,17 @@ export function encodeScriptArgs(call: StoreCall, now?: number, deadline?: numbe
   return args;
 }
 
-/** What one run of the limit script said. */
+/**
+ * What one run of the limit script said.
+ * @example
+ * ```ts
+ * import { decodeScriptReply, type ScriptReply } from '@floodgate/core';
+ *
+ * declare const reply: unknown; // what EVALSHA returned for a one-policy call
+ * const { results, time }: ScriptReply = decodeScriptReply(reply, 1);
+ * console.log(results[0]?.allowed, time);
+ * ```
+ */
 export interface ScriptReply {
   readonly results: PolicyResult[];
   /** Redis `TIME` in ms as the script read it; 0 when it did not read it (client clock, no deadline). */
@@ -192,6 +273,17 @@ export interface ScriptReply {
  * Reads the script's reply: five integers per policy, then the Redis time. A `'late'` reply (the
  * script ran after the call's deadline and wrote nothing) is `STORE_TIMEOUT`; anything else
  * unexpected is `STORE_PROTOCOL`.
+ * @example
+ * A bad reply is a `FloodgateError`, never a wrong decision.
+ * ```ts
+ * import { decodeScriptReply, isFloodgateError } from '@floodgate/core';
+ *
+ * try {
+ *   decodeScriptReply(['not', 'a', 'reply'], 1);
+ * } catch (error) {
+ *   if (isFloodgateError(error)) console.log(error.code); // 'STORE_PROTOCOL'
+ * }
+ * ```
  */
 export function decodeScriptReply(reply: unknown, policyCount: number): ScriptReply {
   if (Array.isArray(reply) && reply.length === 2 && String(reply[0]) === 'late') {

@@ -3,7 +3,20 @@ export { evaluateAll } from './policies/compose.js';
 
 import type { Policy } from './types.js';
 
-/** One decision's worth of work for a store: every policy of one identity, atomically. */
+/**
+ * One decision's worth of work for a store: every policy of one identity, atomically.
+ * @example
+ * Calling a store directly, with the keys a limiter with prefix `'test'` would build.
+ * ```ts
+ * import { encodeIdentity, policyKey, type StoreCall, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const policy = tokenBucket({ limit: 10, interval: '1s' });
+ * const key = policyKey('test', encodeIdentity('user_42'), policy.id);
+ * const call: StoreCall = { keys: [key], policies: [policy], cost: 1, mode: 'limit' };
+ * const [result] = await new MemoryStore().evaluate(call);
+ * ```
+ */
 export interface StoreCall {
   /** One key per policy, same order as `policies`; all share the identity's hash tag. */
   readonly keys: readonly string[];
@@ -28,7 +41,18 @@ export interface StoreCall {
   readonly prefix?: string;
 }
 
-/** One policy's verdict as a store reports it, after the store applied (or skipped) the charge. */
+/**
+ * One policy's verdict as a store reports it, after the store applied (or skipped) the charge.
+ * @example
+ * ```ts
+ * import type { PolicyResult, Store, StoreCall } from '@floodgate/core';
+ *
+ * declare const store: Store;
+ * declare const call: StoreCall;
+ * const results: readonly PolicyResult[] = await store.evaluate(call);
+ * const admitted = results.every((r) => r.allowed);
+ * ```
+ */
 export interface PolicyResult {
   readonly allowed: boolean;
   readonly remaining: number;
@@ -42,6 +66,24 @@ export interface PolicyResult {
  * instant, and charge all of them only when all admit. An in-process store can run
  * `evaluateAll`; a Redis-like store can run `LIMIT_SCRIPT` with `encodeScriptArgs` and
  * `decodeScriptReply`.
+ * @example
+ * A minimal in-process store on `evaluateAll` (no eviction; `MemoryStore` is the real one).
+ * ```ts
+ * import { evaluateAll, type PolicyState, type Store } from '@floodgate/core';
+ *
+ * const states = new Map<string, PolicyState>();
+ * const store: Store = {
+ *   async evaluate(call) {
+ *     const before = call.keys.map((k) => states.get(k));
+ *     const { results, writes } = evaluateAll(call, before, Date.now());
+ *     writes.forEach((w, i) => w && states.set(call.keys[i]!, w.state));
+ *     return results;
+ *   },
+ *   async reset(keys) {
+ *     for (const key of keys) states.delete(key);
+ *   },
+ * };
+ * ```
  */
 export interface Store {
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]>;

@@ -5,6 +5,18 @@ export type { PolicyKind };
 /**
  * A rate-limit policy: what a factory such as `tokenBucket(...)` returns. Plain data, so a store
  * (or a Lua script) can evaluate it without calling back into JavaScript.
+ * @example
+ * Policies are built by the factories and passed to a limiter, alone or several together.
+ * ```ts
+ * import { createLimiter, fixedWindow, type Policy, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const policies: Policy[] = [
+ *   tokenBucket({ limit: 10, interval: '1s', burst: 20, name: 'burst' }),
+ *   fixedWindow({ limit: 10_000, window: '1d', name: 'daily' }),
+ * ];
+ * const limiter = createLimiter({ store: new MemoryStore(), policy: policies });
+ * ```
  */
 export interface Policy {
   readonly kind: PolicyKind;
@@ -29,7 +41,18 @@ export interface Policy {
   readonly params: readonly [number, number, number];
 }
 
-/** One policy's part of a decision. */
+/**
+ * One policy's part of a decision.
+ * @example
+ * Naming the policies that denied a request.
+ * ```ts
+ * import type { Decision, PolicyDecision } from '@floodgate/core';
+ *
+ * declare const decision: Decision;
+ * const violated: PolicyDecision[] = decision.policies.filter((p) => !p.allowed);
+ * console.log(violated.map((p) => `${p.name}: retry in ${p.retryAfterMs} ms`));
+ * ```
+ */
 export interface PolicyDecision {
   readonly name: string;
   readonly kind: PolicyKind;
@@ -46,10 +69,32 @@ export interface PolicyDecision {
   readonly delayMs: number;
 }
 
-/** Why a decision was not made by the store the limiter was configured with. */
+/**
+ * Why a decision was not made by the store the limiter was configured with.
+ * @example
+ * Counting decisions made without the configured store.
+ * ```ts
+ * import type { Decision, DecisionReason } from '@floodgate/core';
+ *
+ * declare const decision: Decision;
+ * const degraded = new Map<DecisionReason, number>();
+ * if (decision.reason) degraded.set(decision.reason, (degraded.get(decision.reason) ?? 0) + 1);
+ * ```
+ */
 export type DecisionReason = 'store-unavailable' | 'store-timeout' | 'blocked-cache';
 
-/** The answer to `limit()` or `peek()`. A denial is a value, never an exception. */
+/**
+ * The answer to `limit()` or `peek()`. A denial is a value, never an exception.
+ * @example
+ * ```ts
+ * import type { Decision } from '@floodgate/core';
+ *
+ * function describe(d: Decision): string {
+ *   if (d.allowed) return `ok, ${d.remaining} of ${d.limit} left`;
+ *   return `denied, retry in ${Math.ceil(d.retryAfterMs / 1000)} s`;
+ * }
+ * ```
+ */
 export interface Decision {
   readonly allowed: boolean;
   /** The limit of the binding policy (the one with the fewest remaining units). */

@@ -9,10 +9,34 @@ import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 
 type Pipeline = ChainableCommander;
 
-/** Options of `IoRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default. */
+/**
+ * Options of `IoRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default.
+ * @example
+ * A store that decides on this process's clock (deterministic tests, servers without `TIME`).
+ * ```ts
+ * import { IoRedisStore, type IoRedisStoreOptions } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const options: IoRedisStoreOptions = { clock: 'client', rejectIfNotReady: true };
+ * const store = new IoRedisStore(new Redis(), options);
+ * ```
+ */
 export type IoRedisStoreOptions = RedisStoreOptions;
 
-/** An ioredis connection to one Redis node, or an ioredis Cluster. */
+/**
+ * An ioredis connection to one Redis node, or an ioredis Cluster.
+ * @example
+ * Either kind of connection goes to the same store class.
+ * ```ts
+ * import { type IoRedisClient, IoRedisStore } from '@floodgate/ioredis';
+ * import { Cluster, Redis } from 'ioredis';
+ *
+ * const client: IoRedisClient = process.env.REDIS_CLUSTER
+ *   ? new Cluster([{ host: '10.0.0.1', port: 6379 }])
+ *   : new Redis();
+ * const store = new IoRedisStore(client);
+ * ```
+ */
 export type IoRedisClient = Redis | Cluster;
 
 /**
@@ -22,10 +46,17 @@ export type IoRedisClient = Redis | Cluster;
  * `EVAL` and the same arguments. It never connects, disconnects or configures the client.
  * Commands go through `client.call`, so auto-pipelining, `keyPrefix` and Cluster routing apply.
  * @example
+ * ```ts
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
  * const limiter = createLimiter({
- *   store: new IoRedisStore(new Redis(process.env.REDIS_URL)),
+ *   store: new IoRedisStore(new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')),
  *   policy: tokenBucket({ limit: 100, interval: '1m' }),
  * });
+ * const d = await limiter.limit('key_123');
+ * ```
  */
 export class IoRedisStore extends RedisScriptStore {
   readonly #client: IoRedisClient;

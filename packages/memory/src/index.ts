@@ -19,6 +19,19 @@ import {
   type Table,
 } from './entries.js';
 
+/**
+ * Options of `MemoryStore`: how many keys it holds at most, and its clock.
+ * @example
+ * A store with a larger bound and a clock a test moves by hand.
+ * ```ts
+ * import { MemoryStore, type MemoryStoreOptions } from '@floodgate/memory';
+ *
+ * let now = 0;
+ * const options: MemoryStoreOptions = { maxKeys: 1_000_000, now: () => now };
+ * const store = new MemoryStore(options);
+ * now += 60_000; // a minute passes for the store
+ * ```
+ */
 export interface MemoryStoreOptions {
   /**
    * Most policy keys held at once (one key per identity and policy); past this a key that was
@@ -35,7 +48,16 @@ export interface MemoryStoreOptions {
  * prefix, keyed by identity: no key string is built or hashed per call. Each key expires when its
  * policy state is back to empty, so memory follows live keys, not history; no timers.
  * @example
- * const limiter = createLimiter({ store: new MemoryStore(), policy: tokenBucket({ limit: 100, interval: '1m' }) });
+ * ```ts
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = createLimiter({
+ *   store: new MemoryStore({ maxKeys: 50_000 }),
+ *   policy: tokenBucket({ limit: 100, interval: '1m' }),
+ * });
+ * const d = await limiter.limit('key_123');
+ * ```
  */
 export class MemoryStore implements Store {
   readonly #now: () => number;

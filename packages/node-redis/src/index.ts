@@ -6,7 +6,19 @@ import {
 } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
 
-/** Options of `NodeRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default. */
+/**
+ * Options of `NodeRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default.
+ * @example
+ * Strict mode: an admission counts once one replica holds it (see `RedisStoreOptions.replicas`).
+ * ```ts
+ * import { NodeRedisStore, type NodeRedisStoreOptions } from '@floodgate/node-redis';
+ * import { createClient } from 'redis';
+ *
+ * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const options: NodeRedisStoreOptions = { replicas: { count: 1, timeoutMs: 50 } };
+ * const store = new NodeRedisStore(client, options);
+ * ```
+ */
 export type NodeRedisStoreOptions = RedisStoreOptions;
 
 type Args = string[];
@@ -14,6 +26,17 @@ type Args = string[];
 /**
  * A single node-redis connection: `createClient()` of `redis` / `@redis/client` 4 and later
  * (also a v5+ client pool), or `@node-redis/client` 1.x. Only `sendCommand` is used.
+ * @example
+ * A function that takes any single node-redis connection, whatever its version.
+ * ```ts
+ * import type { NodeRedisClientLike } from '@floodgate/node-redis';
+ * import { createClient } from 'redis';
+ *
+ * async function ping(client: NodeRedisClientLike): Promise<unknown> {
+ *   return client.sendCommand(['PING']);
+ * }
+ * await ping(await createClient().connect());
+ * ```
  */
 export interface NodeRedisClientLike {
   sendCommand(args: Args): Promise<unknown>;
@@ -21,7 +44,21 @@ export interface NodeRedisClientLike {
   readonly isOpen?: boolean;
 }
 
-/** A node-redis `createCluster()`: commands are routed to the master owning the first key. */
+/**
+ * A node-redis `createCluster()`: commands are routed to the master owning the first key.
+ * @example
+ * A node-redis cluster passed to the store.
+ * ```ts
+ * import type { NodeRedisClusterLike } from '@floodgate/node-redis';
+ * import { NodeRedisStore } from '@floodgate/node-redis';
+ * import { createCluster } from 'redis';
+ *
+ * const cluster: NodeRedisClusterLike = await createCluster({
+ *   rootNodes: [{ url: 'redis://10.0.0.1:6379' }],
+ * }).connect();
+ * const store = new NodeRedisStore(cluster);
+ * ```
+ */
 export interface NodeRedisClusterLike {
   sendCommand(
     firstKey: string | undefined,
@@ -33,6 +70,19 @@ export interface NodeRedisClusterLike {
   readonly isOpen?: boolean;
 }
 
+/**
+ * What `NodeRedisStore` accepts: a single node-redis connection or a cluster.
+ * @example
+ * ```ts
+ * import { type NodeRedisClient, NodeRedisStore } from '@floodgate/node-redis';
+ * import { createClient, createCluster } from 'redis';
+ *
+ * const client: NodeRedisClient = process.env.REDIS_CLUSTER
+ *   ? await createCluster({ rootNodes: [{ url: process.env.REDIS_CLUSTER }] }).connect()
+ *   : await createClient({ url: process.env.REDIS_URL }).connect();
+ * const store = new NodeRedisStore(client);
+ * ```
+ */
 export type NodeRedisClient = NodeRedisClientLike | NodeRedisClusterLike;
 
 /** A cluster's `multi(routing)`, as far as strict mode uses it (every generation has it). */
@@ -49,11 +99,17 @@ interface ClusterWithMulti {
  * flushed, restart, failover) it re-sends the script with `EVAL` and the same arguments. It never
  * connects, disconnects or configures the client it is given.
  * @example
+ * ```ts
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { NodeRedisStore } from '@floodgate/node-redis';
+ * import { createClient } from 'redis';
+ *
  * const client = await createClient({ url: process.env.REDIS_URL }).connect();
  * const limiter = createLimiter({
  *   store: new NodeRedisStore(client),
  *   policy: tokenBucket({ limit: 100, interval: '1m' }),
  * });
+ * ```
  */
 export class NodeRedisStore extends RedisScriptStore {
   readonly #send: (firstKey: string, args: Args) => Promise<unknown>;

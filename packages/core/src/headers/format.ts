@@ -8,9 +8,39 @@ import { formatRetryAfter } from './retry-after.js';
 /**
  * Which revision of draft-ietf-httpapi-ratelimit-headers to speak. `'draft-8'` is the structured
  * List form that drafts 08 onwards share.
+ * @example
+ * Choosing the form per deployment, for clients that only read the older headers.
+ * ```ts
+ * import { formatRateLimitHeaders, type RateLimitStandard } from '@floodgate/core/headers';
+ * import type { Decision } from '@floodgate/core';
+ *
+ * declare const decision: Decision;
+ * const standard: RateLimitStandard = process.env.LEGACY_CLIENTS ? 'draft-6' : 'draft-8';
+ * const headers = formatRateLimitHeaders(decision, { standard });
+ * ```
  */
 export type RateLimitStandard = 'draft-6' | 'draft-7' | 'draft-8';
 
+/**
+ * How `formatRateLimitHeaders` writes a decision: which draft, whether legacy headers too, and
+ * how much jitter to add to `Retry-After`.
+ * @example
+ * ```ts
+ * import {
+ *   type FormatRateLimitHeadersOptions,
+ *   formatRateLimitHeaders,
+ * } from '@floodgate/core/headers';
+ * import type { Decision } from '@floodgate/core';
+ *
+ * declare const decision: Decision;
+ * const options: FormatRateLimitHeadersOptions = {
+ *   standard: 'draft-7',
+ *   legacy: true,
+ *   retryAfterJitterMs: 2_000,
+ * };
+ * const headers = formatRateLimitHeaders(decision, options);
+ * ```
+ */
 export interface FormatRateLimitHeadersOptions {
   /** Default `'draft-8'`. */
   readonly standard?: RateLimitStandard;
@@ -25,6 +55,19 @@ export interface FormatRateLimitHeadersOptions {
 /**
  * The response headers for a decision. Every time value is delta-seconds rounded up: a
  * timestamp would depend on the client's clock agreeing with ours.
+ * @example
+ * Setting the headers on a node:http response; a denial also gets `Retry-After`.
+ * ```ts
+ * import type { ServerResponse } from 'node:http';
+ * import type { Decision } from '@floodgate/core';
+ * import { formatRateLimitHeaders } from '@floodgate/core/headers';
+ *
+ * declare const decision: Decision;
+ * declare const res: ServerResponse;
+ * for (const [name, value] of Object.entries(formatRateLimitHeaders(decision))) {
+ *   res.setHeader(name, value);
+ * }
+ * ```
  */
 export function formatRateLimitHeaders(
   decision: Decision,

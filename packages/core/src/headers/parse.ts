@@ -3,8 +3,21 @@ import { isInnerList, parseDictionary, parseItem, parseList, Token } from 'struc
 import type { RateLimitStandard } from './format.js';
 import { isCount } from './numbers.js';
 
-/** What a response said about its rate limit. Fields the server did not send (or sent
- * malformed) are absent. */
+/**
+ * What a response said about its rate limit. Fields the server did not send (or sent
+ * malformed) are absent.
+ * @example
+ * Slowing down before the server has to say 429.
+ * ```ts
+ * import { type ParsedRateLimit, parseRateLimitHeaders } from '@floodgate/core/headers';
+ *
+ * const response = await fetch('https://api.example.com/items');
+ * const info: ParsedRateLimit | undefined = parseRateLimitHeaders(response.headers);
+ * if (info?.remaining === 0 && info.resetSeconds !== undefined) {
+ *   console.log(`quota spent; it resets in ${info.resetSeconds} s`);
+ * }
+ * ```
+ */
 export interface ParsedRateLimit {
   readonly source: RateLimitStandard | 'legacy';
   /** The policy identifier (draft-8 only). */
@@ -20,6 +33,16 @@ export interface ParsedRateLimit {
 /**
  * Anything that holds response headers: a fetch `Headers`, a plain record (node:http style,
  * arrays for repeated fields, numbers as `getHeaders()` returns them), or `[name, value]` pairs.
+ * @example
+ * A helper that takes fetch `Headers` and node:http header records alike.
+ * ```ts
+ * import { parseRateLimitHeaders, type RateLimitHeadersInput } from '@floodgate/core/headers';
+ *
+ * function remaining(headers: RateLimitHeadersInput): number | undefined {
+ *   return parseRateLimitHeaders(headers)?.remaining;
+ * }
+ * remaining({ 'ratelimit-remaining': '4', 'ratelimit-reset': '1' }); // 4
+ * ```
  */
 export type RateLimitHeadersInput =
   | Headers
@@ -34,6 +57,18 @@ const DIGITS = /^[ \t]*(\d{1,15})[ \t]*$/;
  * Reads whichever rate-limit headers a response carries, preferring the newest form:
  * draft-8 > draft-7 > draft-6 > legacy `X-RateLimit-*`. Malformed fields are ignored (the draft
  * says so), and it never throws: a client must not fail a request because of a header.
+ * @example
+ * ```ts
+ * import { parseRateLimitHeaders } from '@floodgate/core/headers';
+ *
+ * const headers = new Headers({
+ *   RateLimit: '"burst";r=4;t=1',
+ *   'RateLimit-Policy': '"burst";q=10;w=1',
+ * });
+ * const info = parseRateLimitHeaders(headers);
+ * // { source: 'draft-8', policy: 'burst', limit: 10, windowSeconds: 1,
+ * //   remaining: 4, resetSeconds: 1 }
+ * ```
  */
 export function parseRateLimitHeaders(
   headers: RateLimitHeadersInput,

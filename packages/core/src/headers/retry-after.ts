@@ -7,6 +7,18 @@ const MAX_JITTER_MS = MAX_SF_INTEGER * 1000;
 /**
  * `Retry-After` as delay-seconds. The wait is rounded up and jitter is only ever added on top,
  * so the advertised time is never earlier than the moment the limiter admits the request again.
+ * @example
+ * A 429 whose clients return spread over up to 2 s more than they must wait.
+ * ```ts
+ * import type { ServerResponse } from 'node:http';
+ * import type { Decision } from '@floodgate/core';
+ * import { formatRetryAfter } from '@floodgate/core/headers';
+ *
+ * declare const decision: Decision;
+ * declare const res: ServerResponse;
+ * res.statusCode = 429;
+ * res.setHeader('Retry-After', formatRetryAfter(decision.retryAfterMs, 2_000));
+ * ```
  */
 export function formatRetryAfter(
   retryAfterMs: number,
@@ -31,6 +43,17 @@ const DELAY_SECONDS = /^\d+$/;
  * The delay a `Retry-After` value asks for, in ms: delay-seconds or any of the three RFC 9110
  * HTTP-date forms. A date in the past means "now" (0). Anything unreadable is `undefined`, so a
  * caller falls back to its next source of truth instead of guessing.
+ * @example
+ * Waiting as long as a 429 or 503 asks, with a fallback when it does not say.
+ * ```ts
+ * import { setTimeout as sleep } from 'node:timers/promises';
+ * import { parseRetryAfter } from '@floodgate/core/headers';
+ *
+ * const response = await fetch('https://api.example.com/items');
+ * if (response.status === 429 || response.status === 503) {
+ *   await sleep(parseRetryAfter(response.headers.get('Retry-After')) ?? 1_000);
+ * }
+ * ```
  */
 export function parseRetryAfter(
   value: string | null | undefined,

@@ -6,10 +6,32 @@
  * `[windowStart, current, previous]`; tokenBucket and leakyBucket `[tatMs, tatTicks]`
  * (theoretical arrival time, ms plus a fraction in ticks); slidingWindowLog
  * `[ms1, before1, cost1, ms2, …]`, oldest first. Redis holds the same numbers (see each `.lua`).
+ * @example
+ * Keeping one policy's state between calls to the reference algorithm.
+ * ```ts
+ * import { evaluatePolicy, fixedWindow, type PolicyState } from '@floodgate/core';
+ *
+ * const policy = fixedWindow({ limit: 2, window: '1s' });
+ * let state: PolicyState | undefined; // undefined: empty
+ * for (const now of [0, 10, 20]) {
+ *   const o = evaluatePolicy(policy, state, now, 1);
+ *   if (o.allowed) state = o.next;
+ * }
+ * ```
  */
 export type PolicyState = readonly number[];
 
-/** What one policy says about one request. Pure data; the reference the Lua scripts match. */
+/**
+ * What one policy says about one request. Pure data; the reference the Lua scripts match.
+ * @example
+ * ```ts
+ * import { evaluatePolicy, type PolicyOutcome, tokenBucket } from '@floodgate/core';
+ *
+ * const policy = tokenBucket({ limit: 10, interval: '1s' });
+ * const o: PolicyOutcome = evaluatePolicy(policy, undefined, Date.now(), 3);
+ * console.log(o.allowed, o.nextRemaining); // true 7
+ * ```
+ */
 export interface PolicyOutcome {
   allowed: boolean;
   /** Units admissible now, before this request is charged. */
@@ -48,6 +70,16 @@ export function gcd(a: number, b: number): number {
  * A policy's verdict, written in place by a kernel (`fixedWindowKernel`, …) so a store can reuse
  * one per policy instead of allocating per call. Fields mean what `PolicyOutcome`'s do; the
  * state after charging is `n0`, `n1`, `n2` (scalar kinds) or `log` (slidingWindowLog).
+ * @example
+ * A verdict reused across calls, as an in-process store keeps one per policy.
+ * ```ts
+ * import { fixedWindow, fixedWindowKernel, newVerdict, type Verdict } from '@floodgate/core';
+ *
+ * const [limit, windowMs] = fixedWindow({ limit: 10, window: '1m' }).params;
+ * const v: Verdict = newVerdict();
+ * fixedWindowKernel(limit, windowMs, false, 0, 0, Date.now(), 1, v);
+ * if (v.allowed) console.log(`state [${v.n0}, ${v.n1}], ${v.nextRemaining} left`);
+ * ```
  */
 export interface Verdict {
   allowed: boolean;
@@ -63,6 +95,17 @@ export interface Verdict {
   log: number[] | undefined;
 }
 
+/**
+ * A blank `Verdict` for a kernel to write into; allocate one per policy and reuse it.
+ * @example
+ * ```ts
+ * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core';
+ *
+ * const v = newVerdict();
+ * slidingWindowLogKernel(100, 60_000, undefined, Date.now(), 1, v);
+ * console.log(v.allowed, v.log); // true, the new log
+ * ```
+ */
 export function newVerdict(): Verdict {
   return {
     allowed: false,

@@ -9,6 +9,16 @@ import { bucketOutcome } from './token_bucket.js';
 /**
  * The reference algorithm: one policy, its current state (undefined = empty), the time in integer
  * ms and the cost. Deterministic; MemoryStore runs it, the Lua fragments mirror it.
+ * @example
+ * Two requests a millisecond apart against a bucket of capacity 1.
+ * ```ts
+ * import { evaluatePolicy, tokenBucket } from '@floodgate/core';
+ *
+ * const policy = tokenBucket({ limit: 1, interval: '1s' });
+ * const first = evaluatePolicy(policy, undefined, 1_000, 1);
+ * const second = evaluatePolicy(policy, first.next, 1_001, 1);
+ * console.log(second.allowed, second.retryAfterMs); // false 999
+ * ```
  */
 export function evaluatePolicy(
   policy: Policy,
@@ -54,6 +64,20 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
  * Evaluates all policies at `now` and says what to write: the reference composition that
  * compose.lua mirrors (all admit, or none is charged). `writes[i]` is the new state and TTL for
  * key i, or undefined to leave it.
+ * @example
+ * The heart of a simple in-process store: read the states, decide, write back what it says.
+ * ```ts
+ * import { evaluateAll, type PolicyState, type StoreCall } from '@floodgate/core';
+ *
+ * const states = new Map<string, PolicyState>();
+ * function decide(call: StoreCall) {
+ *   const before = call.keys.map((k) => states.get(k));
+ *   const { results, writes } = evaluateAll(call, before, Date.now());
+ *   // Each write also says when the state may be dropped (ttlMs).
+ *   writes.forEach((w, i) => w && states.set(call.keys[i]!, w.state));
+ *   return results;
+ * }
+ * ```
  */
 export function evaluateAll(
   call: StoreCall,

@@ -10,12 +10,28 @@ import {
 } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
 
+/**
+ * Options of `fixedWindow`: `limit` units per epoch-aligned `window`, and an optional `name`.
+ * @example
+ * ```ts
+ * import { type FixedWindowOptions, fixedWindow } from '@floodgate/core';
+ *
+ * const daily: FixedWindowOptions = { limit: 10_000, window: '1d', name: 'daily' };
+ * const policy = fixedWindow(daily);
+ * ```
+ */
 export type FixedWindowOptions = WindowOptions;
 
 /**
  * Counts per epoch-aligned window. Cheapest; admits up to 2 × limit across a window seam.
  * @example
+ * ```ts
+ * import { createLimiter, fixedWindow } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
  * const policy = fixedWindow({ limit: 100, window: '1m' });
+ * const limiter = createLimiter({ store: new MemoryStore(), policy });
+ * ```
  */
 export function fixedWindow(options: FixedWindowOptions): Policy {
   return windowPolicy('fixedWindow', options);
@@ -24,6 +40,16 @@ export function fixedWindow(options: FixedWindowOptions): Policy {
 /**
  * The reference (fixed_window.lua mirrors it), writing into `v`. State `[windowStart, count]`
  * as `s0`, `s1` (`has` false: no state).
+ * @example
+ * The first request of a window: admitted, and the state to store is `[windowStart, 1]`.
+ * ```ts
+ * import { fixedWindow, fixedWindowKernel, newVerdict } from '@floodgate/core';
+ *
+ * const [limit, windowMs] = fixedWindow({ limit: 10, window: '1m' }).params;
+ * const v = newVerdict();
+ * fixedWindowKernel(limit, windowMs, false, 0, 0, 90_000, 1, v);
+ * console.log(v.allowed, v.n0, v.n1); // true 60000 1
+ * ```
  */
 export function fixedWindowKernel(
   limit: number,

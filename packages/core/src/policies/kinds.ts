@@ -2,6 +2,15 @@
  * Every policy kind, in one list: the Lua generator (scripts/gen-lua.mjs reads this array), the
  * `PolicyKind` type and the testkit's random policies all follow it. Each kind has a factory and
  * TypeScript reference in `src/policies/<file>.ts` and its Lua fragment in `<file>.lua`.
+ * @example
+ * Checking a kind read from configuration.
+ * ```ts
+ * import { POLICY_KINDS, type PolicyKind } from '@floodgate/core';
+ *
+ * function isPolicyKind(value: string): value is PolicyKind {
+ *   return (POLICY_KINDS as readonly string[]).includes(value);
+ * }
+ * ```
  */
 export const POLICY_KINDS = [
   'fixedWindow',
@@ -11,7 +20,15 @@ export const POLICY_KINDS = [
   'leakyBucket',
 ] as const;
 
-/** The five algorithms. */
+/**
+ * The five algorithms.
+ * @example
+ * ```ts
+ * import { type PolicyKind, tokenBucket } from '@floodgate/core';
+ *
+ * const kind: PolicyKind = tokenBucket({ limit: 5, interval: '1s' }).kind; // 'tokenBucket'
+ * ```
+ */
 export type PolicyKind = (typeof POLICY_KINDS)[number];
 
 /** The few characters naming a kind in a Redis key (`<prefix>:{<identity>}:<tag>:<hash>`). */

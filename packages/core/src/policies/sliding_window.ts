@@ -11,12 +11,28 @@ import {
 } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
 
+/**
+ * Options of `slidingWindow`: `limit` units per sliding `window`, and an optional `name`.
+ * @example
+ * ```ts
+ * import { type SlidingWindowOptions, slidingWindow } from '@floodgate/core';
+ *
+ * const perMinute: SlidingWindowOptions = { limit: 600, window: '1m', name: 'per-minute' };
+ * const policy = slidingWindow(perMinute);
+ * ```
+ */
 export type SlidingWindowOptions = WindowOptions;
 
 /**
  * Two-counter approximation of a sliding window: weights the previous window by its overlap.
  * @example
+ * ```ts
+ * import { createLimiter, slidingWindow } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
  * const policy = slidingWindow({ limit: 100, window: '1m' });
+ * const limiter = createLimiter({ store: new MemoryStore(), policy });
+ * ```
  */
 export function slidingWindow(options: SlidingWindowOptions): Policy {
   return windowPolicy('slidingWindow', options);
@@ -25,6 +41,15 @@ export function slidingWindow(options: SlidingWindowOptions): Policy {
 /**
  * The reference (sliding_window.lua mirrors it), writing into `v`. State
  * `[windowStart, current, previous]` as `s0`, `s1`, `s2`.
+ * @example
+ * State `[windowStart, current, previous]`: 60 s into a window after a full previous one.
+ * ```ts
+ * import { newVerdict, slidingWindowKernel } from '@floodgate/core';
+ *
+ * const v = newVerdict();
+ * slidingWindowKernel(100, 60_000, true, 60_000, 0, 100, 90_000, 1, v);
+ * console.log(v.allowed, v.remaining); // previous window still weighs half
+ * ```
  */
 export function slidingWindowKernel(
   limit: number,

@@ -11,6 +11,16 @@ import {
 } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
 
+/**
+ * Options of `slidingWindowLog`: `limit` (at most `MAX_LOG_LIMIT`) per `window`, optional `name`.
+ * @example
+ * ```ts
+ * import { type SlidingWindowLogOptions, slidingWindowLog } from '@floodgate/core';
+ *
+ * const login: SlidingWindowLogOptions = { limit: 5, window: '15m', name: 'login' };
+ * const policy = slidingWindowLog(login);
+ * ```
+ */
 export type SlidingWindowLogOptions = WindowOptions;
 
 /**
@@ -18,6 +28,17 @@ export type SlidingWindowLogOptions = WindowOptions;
  * (one per admitted request), and a decision after a quiet spell trims every expired one in one
  * atomic script: at 10 000 entries that is a few ms of Redis time and about 1 MB per identity at
  * worst. Beyond that the exact log costs more than it is worth: use `slidingWindow`.
+ * @example
+ * Choosing the exact log where it is affordable.
+ * ```ts
+ * import { MAX_LOG_LIMIT, slidingWindow, slidingWindowLog } from '@floodgate/core';
+ *
+ * const limit = Number(process.env.LIMIT ?? 100);
+ * const policy =
+ *   limit <= MAX_LOG_LIMIT
+ *     ? slidingWindowLog({ limit, window: '1m' })
+ *     : slidingWindow({ limit, window: '1m' });
+ * ```
  */
 export const MAX_LOG_LIMIT = 10_000;
 
@@ -25,7 +46,13 @@ export const MAX_LOG_LIMIT = 10_000;
  * Exact sliding window: one log entry per admitted request (with its cost); memory grows with
  * the requests in a window, so `limit` is at most `MAX_LOG_LIMIT`.
  * @example
+ * ```ts
+ * import { createLimiter, slidingWindowLog } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
  * const policy = slidingWindowLog({ limit: 100, window: '1m' });
+ * const limiter = createLimiter({ store: new MemoryStore(), policy });
+ * ```
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
   const p = windowPolicy('slidingWindowLog', options);
@@ -41,7 +68,18 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
 // Entries are triples [ms, before, cost]: `before` is the units admitted (by this key) before the
 // entry, so the units of entries i..j are before(j) + cost(j) − before(i): counting the window
 // takes two lookups, never a sum over the log. Entries are sorted by ms; one ms holds one entry.
-/** The reference (sliding_window_log.lua mirrors it), writing into `v` (the new log in `v.log`). */
+/**
+ * The reference (sliding_window_log.lua mirrors it), writing into `v` (the new log in `v.log`).
+ * @example
+ * Logs are `[ms, before, cost]` triples; an empty log admits.
+ * ```ts
+ * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core';
+ *
+ * const v = newVerdict();
+ * slidingWindowLogKernel(100, 60_000, undefined, 5_000, 2, v);
+ * console.log(v.log); // [5000, 0, 2]
+ * ```
+ */
 export function slidingWindowLogKernel(
   limit: number,
   w: number,

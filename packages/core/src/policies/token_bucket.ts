@@ -16,6 +16,17 @@ import {
 } from './common.js';
 import { checkKeys, make, type Named, positiveInt } from './define.js';
 
+/**
+ * Options of `tokenBucket`: `limit` tokens refilled per `interval`, held up to `burst`, and an
+ * optional `name`.
+ * @example
+ * ```ts
+ * import { type TokenBucketOptions, tokenBucket } from '@floodgate/core';
+ *
+ * const options: TokenBucketOptions = { limit: 10, interval: '1s', burst: 20, name: 'burst' };
+ * const policy = tokenBucket(options);
+ * ```
+ */
 export interface TokenBucketOptions extends Named {
   /** Tokens refilled per `interval`. */
   limit: number;
@@ -48,7 +59,13 @@ export function bucketPolicy(
 /**
  * Refills `limit` tokens per `interval` continuously, up to `burst`; one stored timestamp (GCRA).
  * @example
+ * ```ts
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
  * const policy = tokenBucket({ limit: 100, interval: '1m', burst: 20 });
+ * const limiter = createLimiter({ store: new MemoryStore(), policy });
+ * ```
  */
 export function tokenBucket(options: TokenBucketOptions): Policy {
   const o = checkKeys(options, ['limit', 'interval', 'burst', 'name'], 'tokenBucket');
@@ -63,6 +80,17 @@ export function tokenBucket(options: TokenBucketOptions): Policy {
  * The reference for both buckets (token_bucket.lua mirrors it), writing into `v`: GCRA over the
  * theoretical arrival time, state `[tatMs, tatTicks]` as `s0`, `s1`. `shaping` (leakyBucket)
  * reports the wait as delay.
+ * @example
+ * A leaky bucket's second request waits `interval / limit` (`delayMs`); `params` feed the kernel.
+ * ```ts
+ * import { bucketKernel, leakyBucket, newVerdict } from '@floodgate/core';
+ *
+ * const [capacity, perUnit, perMs] = leakyBucket({ limit: 10, interval: '1s', queue: 5 }).params;
+ * const v = newVerdict();
+ * bucketKernel(true, capacity, perUnit, perMs, false, 0, 0, 1_000, 1, v);
+ * bucketKernel(true, capacity, perUnit, perMs, true, v.n0, v.n1, 1_000, 1, v);
+ * console.log(v.delayMs); // 100
+ * ```
  */
 export function bucketKernel(
   shaping: boolean,
