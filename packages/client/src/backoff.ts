@@ -5,6 +5,14 @@
  * - `'decorrelated'`: uniform in `[base, 3 × previous wait]`, capped; each wait grows from the
  *   last one rather than from the attempt number.
  * - `'none'`: exactly the exponential backoff, and nothing added to a server delay.
+ * @example
+ * ```ts
+ * import { type Jitter, withRetry } from '@floodgate/client';
+ *
+ * // Half of each backoff step is fixed: never a retry almost at once.
+ * const jitter: Jitter = 'equal';
+ * const api = withRetry(fetch, { jitter, baseDelayMs: 500 });
+ * ```
  */
 export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 

@@ -1,5 +1,16 @@
 import { RetryError } from './errors.js';
 
+/**
+ * The size of a {@link RetryBudget} and how fast successes refill it.
+ * @example
+ * Five retries from full, then one for every twenty successes.
+ * ```ts
+ * import { createRetryBudget, type RetryBudgetOptions } from '@floodgate/client';
+ *
+ * const options: RetryBudgetOptions = { maxTokens: 10, tokenRatio: 0.05 };
+ * const budget = createRetryBudget(options);
+ * ```
+ */
 export interface RetryBudgetOptions {
   /**
    * Tokens the budget holds when full. Retries stop while half or less are left.
@@ -18,6 +29,15 @@ export interface RetryBudgetOptions {
  * success earns back a fraction of one, and while the budget is at or below half, nothing is
  * retried. During an outage each client then adds a bounded share of retries instead of
  * multiplying its load by the number of attempts.
+ * @example
+ * ```ts
+ * import { RetryBudget, withRetry } from '@floodgate/client';
+ *
+ * const budget = new RetryBudget({ maxTokens: 20 });
+ * const api = withRetry(fetch, { budget });
+ * // Worth a gauge: at half of maxTokens or below, nothing is retried.
+ * console.log(`retry budget: ${budget.tokens}/${budget.maxTokens}`);
+ * ```
  */
 export class RetryBudget {
   readonly maxTokens: number;
@@ -59,9 +79,13 @@ export class RetryBudget {
 /**
  * A budget shared by every call that passes it.
  * @example
+ * ```ts
+ * import { createRetryBudget, withRetry } from '@floodgate/client';
+ *
  * const budget = createRetryBudget({ maxTokens: 20, tokenRatio: 0.1 });
  * const api = withRetry(fetch, { budget });
  * const search = withRetry(fetch, { budget }); // same budget: one outage, one allowance
+ * ```
  */
 export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
   return new RetryBudget(options);

@@ -1,11 +1,38 @@
-/** Stable error codes of `@floodgate/client`. A code, once published, keeps its meaning. */
+/**
+ * Stable error codes of `@floodgate/client`. A code, once published, keeps its meaning.
+ * @example
+ * ```ts
+ * import { isRetryError, type RetryErrorCode } from '@floodgate/client';
+ *
+ * const messages: Record<RetryErrorCode, string> = {
+ *   INVALID_OPTION: 'bad retry options (a bug)',
+ *   DELAY_TOO_LONG: 'the service asked us to wait too long',
+ *   DEADLINE_EXCEEDED: 'the service did not answer in time',
+ * };
+ * declare const error: unknown;
+ * if (isRetryError(error)) console.error(messages[error.code]);
+ * ```
+ */
 export type RetryErrorCode = 'INVALID_OPTION' | 'DELAY_TOO_LONG' | 'DEADLINE_EXCEEDED';
 
 // A registered symbol survives duplicate package copies and realms (iframes, workers, vm
 // contexts), where `instanceof` would not.
 const BRAND = Symbol.for('floodgate.client.error');
 
-/** The base of every error this package throws. `cause` holds the underlying error, if any. */
+/**
+ * The base of every error this package throws. `cause` holds the underlying error, if any.
+ * Bad options throw it with `code: 'INVALID_OPTION'`, before any request is made.
+ * @example
+ * ```ts
+ * import { RetryError, withRetry } from '@floodgate/client';
+ *
+ * try {
+ *   withRetry(fetch, { retries: -1 });
+ * } catch (error) {
+ *   if (error instanceof RetryError) console.error(error.code); // 'INVALID_OPTION'
+ * }
+ * ```
+ */
 export class RetryError extends Error {
   readonly code: RetryErrorCode;
   readonly [BRAND] = true;
@@ -17,7 +44,20 @@ export class RetryError extends Error {
   }
 }
 
-/** What the last attempt left behind, carried by the errors that end a retry loop early. */
+/**
+ * What the last attempt left behind, carried by the errors that end a retry loop early.
+ * @example
+ * ```ts
+ * import type { RetryDeadlineError, RetryErrorDetails } from '@floodgate/client';
+ *
+ * function describe(details: RetryErrorDetails): string {
+ *   const status = details.response?.status ?? 'no response';
+ *   return `attempt ${details.attempt} (${status}), next wait ${details.delayMs} ms`;
+ * }
+ * declare const error: RetryDeadlineError;
+ * console.warn(describe(error));
+ * ```
+ */
 export interface RetryErrorDetails {
   /** The delay that was asked for (server delay or backoff), in ms. */
   readonly delayMs: number;
@@ -31,6 +71,17 @@ export interface RetryErrorDetails {
 /**
  * The server asked for a longer wait than `maxDelayMs` allows (with `onMaxDelay: 'throw'`, the
  * default). Waiting would hold the caller hostage; retrying earlier would be refused anyway.
+ * @example
+ * ```ts
+ * import { fetchWithRetry, RetryDelayTooLongError } from '@floodgate/client';
+ *
+ * try {
+ *   await fetchWithRetry('https://api.example.com/report', undefined, { maxDelayMs: 10_000 });
+ * } catch (error) {
+ *   if (!(error instanceof RetryDelayTooLongError)) throw error;
+ *   console.warn(`asked to wait ${error.delayMs} ms; we wait at most ${error.maxDelayMs} ms`);
+ * }
+ * ```
  */
 export class RetryDelayTooLongError extends RetryError {
   readonly delayMs: number;
@@ -55,6 +106,17 @@ export class RetryDelayTooLongError extends RetryError {
 /**
  * `deadlineMs` ran out: either an attempt was still running when it did, or the next wait would
  * have ended after it (there is no point sleeping towards a retry that may not be made).
+ * @example
+ * ```ts
+ * import { fetchWithRetry, RetryDeadlineError } from '@floodgate/client';
+ *
+ * try {
+ *   await fetchWithRetry('https://api.example.com/items', undefined, { deadlineMs: 5_000 });
+ * } catch (error) {
+ *   if (!(error instanceof RetryDeadlineError)) throw error;
+ *   console.warn(`no answer within ${error.deadlineMs} ms (${error.attempt} attempts)`);
+ * }
+ * ```
  */
 export class RetryDeadlineError extends RetryError {
   readonly delayMs: number;
@@ -82,17 +144,53 @@ function branded(value: unknown): value is RetryError {
   );
 }
 
-/** True for any error of this package, including one from another copy or realm. */
+/**
+ * True for any error of this package, including one from another copy or realm.
+ * @example
+ * ```ts
+ * import { isRetryError, withRetry } from '@floodgate/client';
+ *
+ * const api = withRetry(fetch);
+ * try {
+ *   await api('https://api.example.com/items');
+ * } catch (error) {
+ *   if (!isRetryError(error)) throw error; // network failure, abort: not ours
+ *   console.warn(`gave up (${error.code}): ${error.message}`);
+ * }
+ * ```
+ */
 export function isRetryError(value: unknown): value is RetryError {
   return branded(value);
 }
 
-/** True for a {@link RetryDelayTooLongError}, including one from another copy or realm. */
+/**
+ * True for a {@link RetryDelayTooLongError}, including one from another copy or realm.
+ * @example
+ * ```ts
+ * import { isRetryDelayTooLongError } from '@floodgate/client';
+ *
+ * declare const error: unknown;
+ * if (isRetryDelayTooLongError(error)) {
+ *   console.warn(`busy: try again in ${Math.ceil(error.delayMs / 1000)} s`);
+ * }
+ * ```
+ */
 export function isRetryDelayTooLongError(value: unknown): value is RetryDelayTooLongError {
   return branded(value) && value.code === 'DELAY_TOO_LONG';
 }
 
-/** True for a {@link RetryDeadlineError}, including one from another copy or realm. */
+/**
+ * True for a {@link RetryDeadlineError}, including one from another copy or realm.
+ * @example
+ * ```ts
+ * import { isRetryDeadlineError } from '@floodgate/client';
+ *
+ * declare const error: unknown;
+ * if (isRetryDeadlineError(error)) {
+ *   console.warn(`gave up after ${error.attempt} attempts (deadline ${error.deadlineMs} ms)`);
+ * }
+ * ```
+ */
 export function isRetryDeadlineError(value: unknown): value is RetryDeadlineError {
   return branded(value) && value.code === 'DEADLINE_EXCEEDED';
 }
@@ -101,6 +199,16 @@ export function isRetryDeadlineError(value: unknown): value is RetryDeadlineErro
  * Thrown by a `retry()` callback to ask for another attempt after a delay the server gave
  * (e.g. read from a gRPC status or a queue's visibility timeout). The delay goes through the
  * same `maxDelayMs`, deadline and jitter rules as a `Retry-After`.
+ * @example
+ * ```ts
+ * import { RetryLater, retry } from '@floodgate/client';
+ *
+ * declare function send(batch: string[]): Promise<{ status: number; retryAfterMs: number }>;
+ * await retry(async () => {
+ *   const result = await send(['event-1', 'event-2']);
+ *   if (result.status === 429) throw new RetryLater(result.retryAfterMs);
+ * }, { maxDelayMs: 30_000 });
+ * ```
  */
 export class RetryLater extends Error {
   readonly delayMs: number;

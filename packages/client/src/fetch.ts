@@ -6,9 +6,40 @@ import { Pacer } from './pacing.js';
 import { serverDelay } from './server-delay.js';
 import { sleep } from './sleep.js';
 
-/** Anything shaped like `fetch`. */
+/**
+ * Anything shaped like `fetch`.
+ * @example
+ * A fetch that adds credentials, wrapped with retries.
+ * ```ts
+ * import { type FetchLike, withRetry } from '@floodgate/client';
+ *
+ * declare const token: string;
+ * const authed: FetchLike = (input, init) => {
+ *   const headers = new Headers(init?.headers);
+ *   headers.set('Authorization', `Bearer ${token}`);
+ *   return fetch(input, { ...init, headers });
+ * };
+ * const api = withRetry(authed);
+ * ```
+ */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/**
+ * Options of `withRetry` and `fetchWithRetry`: the shared {@link RetryOptions} and which
+ * responses and methods are retried, and pacing.
+ * @example
+ * ```ts
+ * import { type FetchRetryOptions, withRetry } from '@floodgate/client';
+ *
+ * const options: FetchRetryOptions = {
+ *   statuses: [429, 502, 503],
+ *   methods: ['GET', 'PUT'],
+ *   pacing: true,
+ *   maxDelayMs: 30_000,
+ * };
+ * const api = withRetry(fetch, options);
+ * ```
+ */
 export interface FetchRetryOptions extends RetryOptions {
   /**
    * Response statuses that are retried.
@@ -144,9 +175,14 @@ async function release(response: Response): Promise<void> {
  * Wraps a fetch so that 429 and 503 answers (and network errors of idempotent requests) are
  * retried the way the server asked. One instance shares one retry budget and, with `pacing`,
  * one pacer.
+ * Bad options throw a `RetryError` (`INVALID_OPTION`) here, before any request.
  * @example
+ * ```ts
+ * import { withRetry } from '@floodgate/client';
+ *
  * const api = withRetry(fetch, { maxDelayMs: 30_000, pacing: true });
  * const res = await api('https://api.example.com/items', { signal: AbortSignal.timeout(60_000) });
+ * ```
  */
 export function withRetry(
   fetchFn: FetchLike = globalThis.fetch,
@@ -163,7 +199,12 @@ export function withRetry(
  * One fetch with retries, through `globalThis.fetch` (or `options.fetch`). Pass a `budget`
  * or a `Pacer` to share them between calls.
  * @example
- * const res = await fetchWithRetry('https://api.example.com/items', { method: 'GET' }, { retries: 5 });
+ * ```ts
+ * import { fetchWithRetry } from '@floodgate/client';
+ *
+ * const res = await fetchWithRetry('https://api.example.com/items', undefined, { retries: 5 });
+ * const items: unknown = await res.json();
+ * ```
  */
 export async function fetchWithRetry(
   input: string | URL | Request,

@@ -3,10 +3,33 @@ import { RetryBudget } from './budget.js';
 import { RetryError } from './errors.js';
 import type { DelaySource } from './server-delay.js';
 
-/** Why an attempt is being retried. */
+/**
+ * Why an attempt is being retried.
+ * @example
+ * ```ts
+ * import { type RetryReason, withRetry } from '@floodgate/client';
+ *
+ * const retries = new Map<RetryReason, number>();
+ * const api = withRetry(fetch, {
+ *   onRetry: ({ reason }) => void retries.set(reason, (retries.get(reason) ?? 0) + 1),
+ * });
+ * ```
+ */
 export type RetryReason = 'status' | 'network-error' | 'error' | 'retry-later';
 
-/** What `onRetry` is told before each wait. */
+/**
+ * What `onRetry` is told before each wait.
+ * @example
+ * ```ts
+ * import { type RetryEvent, withRetry } from '@floodgate/client';
+ *
+ * function logRetry(event: RetryEvent): void {
+ *   const status = event.response?.status ?? event.reason;
+ *   console.warn(`attempt ${event.attempt}: ${status}; next in ${event.delayMs} ms (${event.source})`);
+ * }
+ * const api = withRetry(fetch, { onRetry: logRetry });
+ * ```
+ */
 export interface RetryEvent {
   /** The attempt that just failed, 1-based. */
   readonly attempt: number;
@@ -23,7 +46,18 @@ export interface RetryEvent {
   readonly error: unknown;
 }
 
-/** Options shared by `retry`, `withRetry` and `fetchWithRetry`. */
+/**
+ * Options shared by `retry`, `withRetry` and `fetchWithRetry`.
+ * @example
+ * A patient caller: more retries, a bound on the whole, long server delays waited out.
+ * ```ts
+ * import { type RetryOptions, retry } from '@floodgate/client';
+ *
+ * declare function syncInventory(): Promise<void>;
+ * const patient: RetryOptions = { retries: 8, deadlineMs: 120_000, onMaxDelay: 'clamp' };
+ * await retry(syncInventory, patient);
+ * ```
+ */
 export interface RetryOptions {
   /**
    * Retries after the first attempt (so at most `retries + 1` attempts).

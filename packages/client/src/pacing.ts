@@ -2,6 +2,16 @@ import { parseRateLimitHeaders } from '@floodgate/core/headers';
 import { RetryError } from './errors.js';
 import { serverNow } from './server-delay.js';
 
+/**
+ * Options of a {@link Pacer}.
+ * @example
+ * ```ts
+ * import { createPacer, type PacerOptions } from '@floodgate/client';
+ *
+ * const options: PacerOptions = { maxOrigins: 50 };
+ * const pacer = createPacer(options);
+ * ```
+ */
 export interface PacerOptions {
   /**
    * Most origins remembered at once; past it the oldest is forgotten.
@@ -26,7 +36,22 @@ interface Origin {
   quotas: Map<string, Quota>;
 }
 
-/** A reserved send time: wait `waitMs`, then send, then hand `seq` back to `observe`. */
+/**
+ * A reserved send time: wait `waitMs`, then send, then hand `seq` back to `observe`.
+ * @example
+ * A pacer driving an HTTP call of your own.
+ * ```ts
+ * import { setTimeout as sleep } from 'node:timers/promises';
+ * import { createPacer, type PaceSlot } from '@floodgate/client';
+ *
+ * const pacer = createPacer();
+ * const origin = 'https://api.example.com';
+ * const slot: PaceSlot = pacer.reserve(origin, Date.now());
+ * await sleep(slot.waitMs);
+ * const res = await fetch(`${origin}/items`);
+ * pacer.observe(origin, slot.seq, res.headers, Date.now());
+ * ```
+ */
 export interface PaceSlot {
   readonly waitMs: number;
   readonly seq: number;
@@ -37,6 +62,15 @@ export interface PaceSlot {
  * so that a client that follows it is not refused. The remaining quota is spread evenly over the
  * time to its reset; requests sent after the response that reported it count against it, so
  * concurrent calls share it correctly; a quota at zero holds requests until its reset.
+ * @example
+ * Two clients of one API pace by the same quota.
+ * ```ts
+ * import { Pacer, withRetry } from '@floodgate/client';
+ *
+ * const pacer = new Pacer({ maxOrigins: 100 });
+ * const search = withRetry(fetch, { pacing: pacer });
+ * const upload = withRetry(fetch, { pacing: pacer, retries: 1 });
+ * ```
  */
 export class Pacer {
   readonly #origins = new Map<string, Origin>();
@@ -108,8 +142,13 @@ export class Pacer {
 /**
  * A pacer to share between clients that call the same servers.
  * @example
+ * ```ts
+ * import { createPacer, withRetry } from '@floodgate/client';
+ *
  * const pacer = createPacer();
  * const api = withRetry(fetch, { pacing: pacer });
+ * const admin = withRetry(fetch, { pacing: pacer, retries: 0 }); // same quota, paced together
+ * ```
  */
 export function createPacer(options?: PacerOptions): Pacer {
   return new Pacer(options);

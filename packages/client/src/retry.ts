@@ -2,6 +2,20 @@ import { type Attempt, runWithRetries } from './engine.js';
 import { RetryError } from './errors.js';
 import { type RetryOptions, resolveOptions } from './options.js';
 
+/**
+ * Options of `retry`: the shared {@link RetryOptions} and which thrown errors are retried.
+ * @example
+ * ```ts
+ * import { type RetryFnOptions, retry } from '@floodgate/client';
+ *
+ * declare function connect(): Promise<void>;
+ * const options: RetryFnOptions = {
+ *   retries: 5,
+ *   shouldRetry: (error) => (error as { code?: unknown }).code === 'ECONNREFUSED',
+ * };
+ * await retry(connect, options);
+ * ```
+ */
 export interface RetryFnOptions extends RetryOptions {
   /**
    * Whether a thrown error is worth another attempt. A `RetryLater` is always retried.
@@ -10,7 +24,20 @@ export interface RetryFnOptions extends RetryOptions {
   readonly shouldRetry?: (error: unknown, attempt: number) => boolean;
 }
 
-/** What `fn` is handed on each attempt. */
+/**
+ * What `fn` is handed on each attempt.
+ * @example
+ * ```ts
+ * import { type RetryContext, retry } from '@floodgate/client';
+ *
+ * async function loadReport({ attempt, signal }: RetryContext): Promise<unknown> {
+ *   const res = await fetch(`https://api.example.com/report?attempt=${attempt}`, { signal });
+ *   if (!res.ok) throw new Error(`HTTP ${res.status}`);
+ *   return res.json();
+ * }
+ * const report = await retry(loadReport, { deadlineMs: 60_000 });
+ * ```
+ */
 export interface RetryContext {
   /** 1-based. */
   readonly attempt: number;
@@ -29,11 +56,18 @@ function laterDelay(error: unknown): number | undefined {
  * Calls `fn` until it resolves, with backoff and jitter between attempts. To pass on a delay
  * the server gave, throw `new RetryLater(ms)` from `fn`: it is honoured like a `Retry-After`.
  * @example
+ * ```ts
+ * import { RetryLater, retry } from '@floodgate/client';
+ *
+ * declare const queue: {
+ *   poll(options: { signal: AbortSignal }): Promise<{ busy: boolean; retryInMs: number; job: string }>;
+ * };
  * const job = await retry(async ({ signal }) => {
  *   const res = await queue.poll({ signal });
  *   if (res.busy) throw new RetryLater(res.retryInMs);
  *   return res.job;
  * }, { retries: 5, deadlineMs: 30_000 });
+ * ```
  */
 export async function retry<T>(
   fn: (context: RetryContext) => T | Promise<T>,

@@ -1,6 +1,15 @@
 import { parseRateLimitHeaders, parseRetryAfter } from '@floodgate/core/headers';
 
-/** Where a wait came from, best first. */
+/**
+ * Where a wait came from, best first.
+ * @example
+ * ```ts
+ * import { type DelaySource, serverDelay } from '@floodgate/client';
+ *
+ * declare const response: Response;
+ * const source: DelaySource = serverDelay(response.headers)?.source ?? 'backoff';
+ * ```
+ */
 export type DelaySource =
   | 'retry-after'
   | 'ratelimit-draft-8'
@@ -10,6 +19,18 @@ export type DelaySource =
   | 'retry-later'
   | 'backoff';
 
+/**
+ * The wait a response asked for, in ms, and which header said so.
+ * @example
+ * ```ts
+ * import { type ServerDelay, serverDelay } from '@floodgate/client';
+ *
+ * function describe(delay: ServerDelay | undefined): string {
+ *   return delay === undefined ? 'no delay given' : `wait ${delay.delayMs} ms (${delay.source})`;
+ * }
+ * describe(serverDelay(new Headers({ 'retry-after': '3' }))); // 'wait 3000 ms (retry-after)'
+ * ```
+ */
 export interface ServerDelay {
   readonly delayMs: number;
   readonly source: DelaySource;
@@ -27,7 +48,16 @@ const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
  * The wait a response asks for, by the documented precedence: `Retry-After` > `RateLimit` `t`
  * (draft-8) > `RateLimit` `reset` (draft-7) > `RateLimit-Reset` (draft-6) > `X-RateLimit-Reset`.
  * Each source is read on its own, so a malformed one falls through to the next instead of
- * hiding it. Never throws.
+ * hiding it. Never throws. `localNow` is this machine's clock; a `Date` header, when sent, sets
+ * the server's.
+ * @example
+ * ```ts
+ * import { serverDelay } from '@floodgate/client';
+ *
+ * serverDelay(new Headers({ 'retry-after': '3' })); // { delayMs: 3000, source: 'retry-after' }
+ * serverDelay(new Headers({ ratelimit: '"api";r=0;t=12' })); // { delayMs: 12000, source: 'ratelimit-draft-8' }
+ * serverDelay(new Headers()); // undefined
+ * ```
  */
 export function serverDelay(
   headers: Headers,

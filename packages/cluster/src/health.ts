@@ -5,10 +5,31 @@ import type { BreakerState, FloodgateError } from '@floodgate/core';
  * its last call failed with a store error. One failure makes it failing and one success makes it
  * healthy again: the limiter already decides every failed call by `onStoreError`, so there is no
  * traffic to divert and nothing to gain from a threshold; the state is there to be watched.
+ * @example
+ * ```ts
+ * import type { ShardedStore, ShardState } from '@floodgate/cluster';
+ *
+ * declare const store: ShardedStore;
+ * const states: ShardState[] = store.health().map((shard) => shard.state);
+ * const degraded = states.includes('failing');
+ * ```
  */
 export type ShardState = 'healthy' | 'failing';
 
-/** One shard in `ShardedStore.health()`. */
+/**
+ * One shard in `ShardedStore.health()`.
+ * @example
+ * A readiness report: every shard that is failing, and since when.
+ * ```ts
+ * import type { ShardedStore, ShardHealth } from '@floodgate/cluster';
+ *
+ * declare const store: ShardedStore;
+ * const failing: ShardHealth[] = store.health().filter((s) => s.state === 'failing');
+ * for (const s of failing) {
+ *   console.warn(`${s.name}: failing since ${new Date(s.since).toISOString()}`, s.lastError);
+ * }
+ * ```
+ */
 export interface ShardHealth {
   readonly name: string;
   readonly index: number;
@@ -27,7 +48,20 @@ export interface ShardHealth {
   readonly circuit: BreakerState | undefined;
 }
 
-/** Passed to `onHealthChange` whenever a shard changes state. */
+/**
+ * Passed to `onHealthChange` whenever a shard changes state.
+ * @example
+ * ```ts
+ * import { ShardedStore, type ShardHealthEvent } from '@floodgate/cluster';
+ * import type { Store } from '@floodgate/core';
+ *
+ * declare const shards: Store[];
+ * function alert(event: ShardHealthEvent): void {
+ *   console.warn(`shard ${event.name}: ${event.from} → ${event.to}`, event.error?.code);
+ * }
+ * const store = new ShardedStore(shards, { onHealthChange: alert });
+ * ```
+ */
 export interface ShardHealthEvent {
   readonly name: string;
   readonly index: number;

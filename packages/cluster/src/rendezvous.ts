@@ -81,6 +81,13 @@ export function pick(identity: string, contenders: readonly Contender[], equal: 
  * next `}` (`<prefix>:{<identity>}:<tag>`; core keeps braces out of prefixes and encoded
  * identities). Every policy key of one identity shares it, so they all land on one shard, as a
  * Redis Cluster puts them in one slot. A key without a tag is hashed whole.
+ * @example
+ * ```ts
+ * import { hashTagOf } from '@floodgate/cluster';
+ *
+ * hashTagOf('api:{key_123}:tb'); // 'key_123'
+ * hashTagOf('no-tag'); // 'no-tag'
+ * ```
  */
 export function hashTagOf(key: string): string {
   const open = key.indexOf('{');

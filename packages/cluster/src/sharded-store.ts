@@ -10,7 +10,22 @@ import {
 import { HealthBoard, type ShardHealth, type ShardHealthEvent } from './health.js';
 import { type Contender, hashTagOf, pick, seedOf } from './rendezvous.js';
 
-/** A shard with a stable name and, optionally, a weight. */
+/**
+ * A shard with a stable name and, optionally, a weight.
+ * @example
+ * Named shards: removing `eu-2` later moves only the identities it held.
+ * ```ts
+ * import { ShardedStore, type ShardSpec } from '@floodgate/cluster';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const shards: ShardSpec[] = [
+ *   { name: 'eu-1', store: new IoRedisStore(new Redis('redis://10.0.0.1:6379')) },
+ *   { name: 'eu-2', store: new IoRedisStore(new Redis('redis://10.0.0.2:6379')), weight: 2 },
+ * ];
+ * const store = new ShardedStore(shards);
+ * ```
+ */
 export interface ShardSpec {
   /** Any Floodgate store: an `IoRedisStore` or `NodeRedisStore` on one node, a `MemoryStore`… */
   store: Store;
@@ -28,6 +43,21 @@ export interface ShardSpec {
   weight?: number;
 }
 
+/**
+ * Options of {@link ShardedStore}: the clock, a health listener and the per-shard breakers.
+ * @example
+ * ```ts
+ * import { ShardedStore, type ShardedStoreOptions } from '@floodgate/cluster';
+ * import type { Store } from '@floodgate/core';
+ *
+ * declare const shards: Store[];
+ * const options: ShardedStoreOptions = {
+ *   onHealthChange: (e) => console.warn(`shard ${e.name}: ${e.from} → ${e.to}`),
+ *   breaker: { failures: 3, cooldownMs: 2_000 },
+ * };
+ * const store = new ShardedStore(shards, options);
+ * ```
+ */
 export interface ShardedStoreOptions {
   /**
    * The clock the limiter's blocked-key cache runs on. Shards decide on their own clocks; the
@@ -111,16 +141,23 @@ function toShards(stores: unknown): Shard[] {
  * identity lands on the same shard, so a multi-policy decision stays one atomic call there, and
  * adding or removing a shard moves only about 1/N of the identities. A failing shard fails only
  * its own identities' calls (`STORE_UNAVAILABLE`, decided by the limiter's `onStoreError`);
- * `health()` and `onHealthChange` say which shard and since when.
+ * `health()` and `onHealthChange` say which shard and since when. The constructor throws
+ * `FloodgateError('INVALID_OPTION')` on an empty list, a duplicate name or a bad option.
  * @example
- * const limiter = createLimiter({
- *   store: new ShardedStore([
- *     new IoRedisStore(new Redis('redis://10.0.0.1:6379')),
- *     new IoRedisStore(new Redis('redis://10.0.0.2:6379')),
- *     { store: new IoRedisStore(new Redis('redis://10.0.0.3:6379')), weight: 2 },
- *   ]),
- *   policy: tokenBucket({ limit: 100, interval: '1m' }),
- * });
+ * ```ts
+ * import { ShardedStore } from '@floodgate/cluster';
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const shard = (url: string) => new IoRedisStore(new Redis(url), { rejectIfNotReady: true });
+ * const store = new ShardedStore([
+ *   shard('redis://10.0.0.1:6379'),
+ *   shard('redis://10.0.0.2:6379'),
+ *   { store: shard('redis://10.0.0.3:6379'), weight: 2 }, // twice the identities
+ * ]);
+ * const limiter = createLimiter({ store, policy: tokenBucket({ limit: 100, interval: '1m' }) });
+ * ```
  */
 export class ShardedStore implements Store {
   /** True when any shard is behind a network hop: the limiter then keeps its blocked-key cache. */

@@ -13,7 +13,21 @@ import {
 } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
 
-/** Options of the Express adapter: the shared options; `raw` is Express's `req`. */
+/**
+ * Options of the Express adapter: the shared options; `raw` is Express's `req`.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { type ExpressRateLimitOptions, rateLimit } from '@floodgate/http/express';
+ *
+ * declare const limiter: Limiter;
+ * const options: ExpressRateLimitOptions = {
+ *   limiter,
+ *   skip: (request) => request.raw.originalUrl === '/healthz', // raw is Express's req
+ * };
+ * const middleware = rateLimit(options);
+ * ```
+ */
 export type ExpressRateLimitOptions = RateLimitOptions<Request>;
 
 /** The matched pattern, known when the middleware is mounted on a route (`app.get(p, mw, h)`). */
@@ -23,9 +37,21 @@ function routeOf(req: Request): string | undefined {
 }
 
 /**
- * Express middleware. Mount it app-wide (`app.use`) or on one route.
+ * Express middleware. Mount it app-wide (`app.use`) or on one route. Throws
+ * `FloodgateError('INVALID_OPTION')` on bad options, when called.
  * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { ipKey } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/express';
+ * import express from 'express';
+ *
+ * declare const limiter: Limiter;
+ * declare const loginLimiter: Limiter;
+ * const app = express();
  * app.use(rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback' }) }));
+ * app.post('/login', rateLimit({ limiter: loginLimiter }), (req, res) => res.send('ok'));
+ * ```
  */
 export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   const engine = createEngine(options as RateLimitOptions);

@@ -14,9 +14,41 @@ import { closeSignal, incomingView } from '../shared/node-io.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
 
-/** Options of a route's `config.rateLimit`: override any plugin option for that route. */
+/**
+ * Options of a route's `config.rateLimit`: override any plugin option for that route.
+ * @example
+ * A stricter limit on one route, by IP whatever the plugin's key.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { ipKey } from '@floodgate/http';
+ * import type { FastifyRouteRateLimitOptions } from '@floodgate/http/fastify';
+ * import type { FastifyInstance } from 'fastify';
+ *
+ * declare const app: FastifyInstance;
+ * declare const loginLimiter: Limiter;
+ * const strict: FastifyRouteRateLimitOptions = { limiter: loginLimiter, key: ipKey() };
+ * app.post('/login', { config: { rateLimit: strict } }, async () => 'ok');
+ * ```
+ */
 export type FastifyRouteRateLimitOptions = RateLimitOptions<FastifyRequest>;
 
+/**
+ * Options of the Fastify plugin: the shared options (`raw` is Fastify's `request`), which are
+ * also the defaults of every route's `config.rateLimit`, and `global`.
+ * @example
+ * Only the routes that ask for it are limited.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { type FastifyRateLimitOptions, rateLimit } from '@floodgate/http/fastify';
+ * import type { FastifyInstance } from 'fastify';
+ *
+ * declare const app: FastifyInstance;
+ * declare const limiter: Limiter;
+ * const options: FastifyRateLimitOptions = { limiter, global: false };
+ * await app.register(rateLimit, options);
+ * app.get('/export', { config: { rateLimit: {} } }, async () => 'csv');
+ * ```
+ */
 export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   /**
    * Limit every route. With `false`, only routes whose `config.rateLimit` is set are limited
@@ -159,9 +191,21 @@ Object.assign(plugin, {
 /**
  * The Fastify plugin: limits every route (unless `global: false`); per-route
  * `config: { rateLimit: false | {...} }` exempts a route or overrides options for it.
+ * Bad options are rejected (`FloodgateError('INVALID_OPTION')`) when the plugin or the route
+ * is registered.
  * @example
- * await app.register(rateLimit, { limiter, key: ipKey() });
- * app.get('/search', { config: { rateLimit: { limiter: searchLimiter } } }, handler);
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { rateLimit } from '@floodgate/http/fastify';
+ * import Fastify from 'fastify';
+ *
+ * declare const limiter: Limiter;
+ * declare const searchLimiter: Limiter;
+ * const app = Fastify();
+ * await app.register(rateLimit, { limiter });
+ * app.get('/search', { config: { rateLimit: { limiter: searchLimiter } } }, async () => []);
+ * app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+ * ```
  */
 export const rateLimit = plugin;
 

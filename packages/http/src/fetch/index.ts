@@ -7,6 +7,22 @@ import { createEngine, type Outcome, queueDelay } from '../shared/engine.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
 
+/**
+ * Options of the fetch adapter: the shared options (`raw` is the `Request`) and `getAddress`.
+ * @example
+ * Behind Cloudflare, which puts the client address in a header clients cannot set.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { type FetchRateLimitOptions, rateLimit } from '@floodgate/http/fetch';
+ *
+ * declare const limiter: Limiter;
+ * const options: FetchRateLimitOptions = {
+ *   limiter,
+ *   getAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
+ * };
+ * const limit = rateLimit(options);
+ * ```
+ */
 export interface FetchRateLimitOptions extends RateLimitOptions<Request> {
   /**
    * The client's address for `ipKey()`: a Web `Request` carries none. Take it from your platform
@@ -15,7 +31,23 @@ export interface FetchRateLimitOptions extends RateLimitOptions<Request> {
   getAddress?: (request: Request) => string | undefined;
 }
 
-/** `(request) → Response` to send now, or `undefined` to go on. */
+/**
+ * `(request) → Response` to send now, or `undefined` to go on.
+ * @example
+ * A route handler that checks first and adds the headers itself.
+ * ```ts
+ * import { type FetchRateLimiter, withHeaders } from '@floodgate/http/fetch';
+ *
+ * declare const limit: FetchRateLimiter;
+ * export async function GET(request: Request): Promise<Response> {
+ *   const denied = await limit(request);
+ *   if (denied) return denied;
+ *   const headers = limit.headersFor(request);
+ *   const response = Response.json({ items: [] });
+ *   return headers ? withHeaders(response, headers) : response;
+ * }
+ * ```
+ */
 export interface FetchRateLimiter {
   (request: Request): Promise<Response | undefined>;
   /** The rate-limit headers for an admitted request, to add to its response. */
@@ -45,7 +77,18 @@ function toHeaders(outcome: Outcome): Headers {
   return headers;
 }
 
-/** Copies headers onto a response; a response with immutable headers is re-wrapped first. */
+/**
+ * Copies headers onto a response; a response with immutable headers is re-wrapped first.
+ * `Access-Control-Expose-Headers` is merged with the response's own rather than replaced.
+ * @example
+ * A response from `fetch()` has immutable headers: the copy gets them.
+ * ```ts
+ * import { withHeaders } from '@floodgate/http/fetch';
+ *
+ * const upstream = await fetch('https://api.example.com/items');
+ * const response = withHeaders(upstream, new Headers({ RateLimit: '"api";r=99;t=60' }));
+ * ```
+ */
 export function withHeaders(response: Response, headers: Headers): Response {
   let out = response;
   try {
@@ -66,10 +109,18 @@ export function withHeaders(response: Response, headers: Headers): Response {
 }
 
 /**
- * Rate limiting for fetch-style handlers.
+ * Rate limiting for fetch-style handlers. Throws `FloodgateError('INVALID_OPTION')` on bad
+ * options, when called.
  * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { headerKey } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/fetch';
+ *
+ * declare const limiter: Limiter;
  * const limit = rateLimit({ limiter, key: headerKey('x-api-key') });
  * export default { fetch: limit.wrap(async (request) => new Response('ok')) };
+ * ```
  */
 export function rateLimit(options: FetchRateLimitOptions): FetchRateLimiter {
   const { getAddress, ...shared } = options;

@@ -8,6 +8,22 @@ import { createEngine, type Outcome, queueDelay } from '../shared/engine.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
 
+/**
+ * Options of the Hono adapter: the shared options (`raw` is Hono's `Context`) and `getAddress`.
+ * @example
+ * On Cloudflare Workers, where the client address comes in a header only the edge sets.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { type HonoRateLimitOptions, rateLimit } from '@floodgate/http/hono';
+ *
+ * declare const limiter: Limiter;
+ * const options: HonoRateLimitOptions = {
+ *   limiter,
+ *   getAddress: (c) => c.req.header('cf-connecting-ip'),
+ * };
+ * const middleware = rateLimit(options);
+ * ```
+ */
 export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
   /**
    * The client's address for `ipKey()`. The default reads the socket that `@hono/node-server`
@@ -52,9 +68,18 @@ function applyHeaders(c: Context, outcome: Outcome): void {
 }
 
 /**
- * Hono middleware.
+ * Hono middleware. Throws `FloodgateError('INVALID_OPTION')` on bad options, when called.
  * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { headerKey } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/hono';
+ * import { Hono } from 'hono';
+ *
+ * declare const limiter: Limiter;
+ * const app = new Hono();
  * app.use('/api/*', rateLimit({ limiter, key: headerKey('x-api-key') }));
+ * ```
  */
 export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
   const { getAddress = nodeServerAddress, ...shared } = options;

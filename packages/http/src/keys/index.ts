@@ -5,7 +5,15 @@ import type { KeyFunction } from '../shared/types.js';
  * Counts by the value of a request header, such as an API key: `header:<name>:<value>`. A
  * request without the header is not counted by this key's rule (see `firstKey` for a fallback).
  * @example
- * rateLimit({ limiter, key: firstKey(headerKey('x-api-key'), ipKey()) })
+ * Per API key; callers that send none are counted per IP.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { firstKey, headerKey, ipKey } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/express';
+ *
+ * declare const limiter: Limiter;
+ * const limitByKey = rateLimit({ limiter, key: firstKey(headerKey('x-api-key'), ipKey()) });
+ * ```
  */
 export function headerKey(name: string): KeyFunction {
   if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
@@ -26,7 +34,15 @@ export function headerKey(name: string): KeyFunction {
  * (Fastify; Express when mounted on the route), else the path. Combine it with a client key to
  * protect one endpoint per client, or use it alone to cap an endpoint for everyone.
  * @example
- * rateLimit({ limiter, key: combineKeys(routeKey(), ipKey()) })
+ * Each client gets its own allowance per endpoint.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { combineKeys, ipKey, routeKey } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/express';
+ *
+ * declare const limiter: Limiter;
+ * const perRoutePerIp = rateLimit({ limiter, key: combineKeys(routeKey(), ipKey()) });
+ * ```
  */
 export function routeKey(): KeyFunction {
   return (request) => `route:${request.method.toUpperCase()} ${request.route ?? request.path}`;
@@ -46,7 +62,12 @@ const escapePart = (part: string): string => part.replace(/[\\|]/g, (c) => `\\${
  * One key from several: counts the combination (e.g. per route per IP). When any part has no
  * value, the rule does not apply.
  * @example
- * combineKeys(routeKey(), headerKey('x-api-key'))
+ * ```ts
+ * import { combineKeys, headerKey, type KeyFunction, routeKey } from '@floodgate/http';
+ *
+ * // `route:GET /search|header:x-api-key:k_123`; requests without an API key are not counted.
+ * const perRoutePerKey: KeyFunction = combineKeys(routeKey(), headerKey('x-api-key'));
+ * ```
  */
 export function combineKeys(...keys: KeyFunction[]): KeyFunction {
   checkKeys(keys, 'combineKeys');
@@ -65,7 +86,12 @@ export function combineKeys(...keys: KeyFunction[]): KeyFunction {
  * The first key that has a value: e.g. the API key when one is sent, else the IP. Keys carry
  * their kind (`header:…`, `ip:…`), so a client cannot send an API key that names someone's IP.
  * @example
- * firstKey(headerKey('x-api-key'), ipKey())
+ * ```ts
+ * import { firstKey, headerKey, ipKey, type KeyFunction } from '@floodgate/http';
+ *
+ * // `header:x-api-key:<key>` when the header is sent, else `ip:<address>`.
+ * const apiKeyOrIp: KeyFunction = firstKey(headerKey('x-api-key'), ipKey());
+ * ```
  */
 export function firstKey(...keys: KeyFunction[]): KeyFunction {
   checkKeys(keys, 'firstKey');

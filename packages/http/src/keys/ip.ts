@@ -3,16 +3,45 @@ import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import type { KeyFunction, RateLimitRequest } from '../shared/types.js';
 
-/** `(address, hop)` → trust this hop? `hop` 0 is the socket peer. */
+/**
+ * `(address, hop)` → trust this hop? `hop` 0 is the socket peer.
+ * @example
+ * Trust the socket peer only when it is the local reverse proxy.
+ * ```ts
+ * import { ipKey, type TrustFunction } from '@floodgate/http';
+ *
+ * const nearestProxy: TrustFunction = (address, hop) => hop === 0 && address === '127.0.0.1';
+ * const key = ipKey({ trustProxy: nearestProxy });
+ * ```
+ */
 export type TrustFunction = (address: string, hop: number) => boolean;
 
 /**
  * Which proxies in front of the server may speak for the client through `X-Forwarded-For`, as in
  * Express: `true` (all), a hop count, CIDR ranges or the names `'loopback'`, `'linklocal'`,
  * `'uniquelocal'` (a list or a comma-separated string), or a function.
+ * @example
+ * ```ts
+ * import { ipKey, type TrustProxy } from '@floodgate/http';
+ *
+ * // The load balancers on the private network may speak for the client.
+ * const trustProxy: TrustProxy = ['loopback', '10.0.0.0/8'];
+ * const key = ipKey({ trustProxy });
+ * ```
  */
 export type TrustProxy = boolean | number | string | readonly string[] | TrustFunction;
 
+/**
+ * The options of {@link ipKey}: which proxies to trust and how wide a network counts as one client.
+ * @example
+ * ```ts
+ * import { type IpKeyOptions, ipKey } from '@floodgate/http';
+ *
+ * // Behind a proxy on this host; one IPv6 subscriber per /64.
+ * const options: IpKeyOptions = { trustProxy: 'loopback', ipv6Prefix: 64 };
+ * const key = ipKey(options);
+ * ```
+ */
 export interface IpKeyOptions {
   /**
    * Trusted proxies. Without trust, `X-Forwarded-For` is ignored and the socket peer is the
@@ -28,7 +57,18 @@ export interface IpKeyOptions {
   ipv4Prefix?: number;
 }
 
-/** Compiles the Express-style trust setting into proxy-addr's trust function. */
+/**
+ * Compiles the Express-style trust setting into proxy-addr's trust function. Throws
+ * `FloodgateError('INVALID_OPTION')` on a setting it cannot read.
+ * @example
+ * ```ts
+ * import { compileTrust } from '@floodgate/http';
+ *
+ * const trust = compileTrust(['loopback', '10.0.0.0/8']);
+ * trust('10.1.2.3', 1); // true
+ * trust('203.0.113.9', 1); // false
+ * ```
+ */
 export function compileTrust(trust: TrustProxy | undefined): TrustFunction {
   if (trust === undefined || trust === false) return () => false;
   if (trust === true) return () => true;
@@ -87,6 +127,14 @@ function checkPrefix(
  * The network an address belongs to, as a stable string: IPv4 as is (or `a.b.c.0/24` with a
  * shorter prefix), IPv6 as its `/prefix` network. IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is IPv4.
  * Text that is not an address is returned unchanged.
+ * @example
+ * ```ts
+ * import { normalizeAddress } from '@floodgate/http';
+ *
+ * normalizeAddress('2001:db8:1:2::7'); // '2001:db8:1::/56'
+ * normalizeAddress('::ffff:192.0.2.7'); // '192.0.2.7'
+ * normalizeAddress('192.0.2.7', 56, 24); // '192.0.2.0/24'
+ * ```
  */
 export function normalizeAddress(address: string, ipv6Prefix = 56, ipv4Prefix = 32): string {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -112,6 +160,18 @@ export function normalizeAddress(address: string, ipv6Prefix = 56, ipv4Prefix = 
 /**
  * The client address: the socket peer, or, through trusted proxies only, the nearest untrusted
  * address in `X-Forwarded-For`. `undefined` when the adapter knows no socket address.
+ * @example
+ * A key of your own: anonymous callers by address, signed-in ones not counted by this rule.
+ * ```ts
+ * import { clientAddress, compileTrust, type KeyFunction } from '@floodgate/http';
+ *
+ * const trust = compileTrust('loopback');
+ * const anonymousIp: KeyFunction = (request) => {
+ *   if (request.header('authorization') !== undefined) return undefined;
+ *   const address = clientAddress(request, trust);
+ *   return address === undefined ? undefined : `anon:${address}`;
+ * };
+ * ```
  */
 export function clientAddress(request: RateLimitRequest, trust: TrustFunction): string | undefined {
   if (request.address === undefined) return undefined;
@@ -125,9 +185,19 @@ export function clientAddress(request: RateLimitRequest, trust: TrustFunction): 
 }
 
 /**
- * Counts by client IP: `ip:<address or network>`.
+ * Counts by client IP: `ip:<address or network>`. The key function throws
+ * `FloodgateError('INVALID_KEY')` when the adapter knows no client address (fetch and Hono off
+ * Node need `getAddress`).
  * @example
- * rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback', ipv6Prefix: 64 }) })
+ * Behind a reverse proxy on the same host, with IPv6 clients counted per /64.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { ipKey } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/express';
+ *
+ * declare const limiter: Limiter;
+ * const perIp = rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback', ipv6Prefix: 64 }) });
+ * ```
  */
 export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   if (typeof options !== 'object' || options === null) {

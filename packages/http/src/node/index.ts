@@ -13,12 +13,37 @@ import {
 } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
 
-/** Options of the node:http adapter: the shared options; `raw` is the `IncomingMessage`. */
+/**
+ * Options of the node:http adapter: the shared options; `raw` is the `IncomingMessage`.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { type NodeRateLimitOptions, rateLimit } from '@floodgate/http/node';
+ *
+ * declare const limiter: Limiter;
+ * const options: NodeRateLimitOptions = {
+ *   limiter,
+ *   skip: (request) => request.raw.url === '/healthz', // raw is the IncomingMessage
+ * };
+ * const limit = rateLimit(options);
+ * ```
+ */
 export type NodeRateLimitOptions = RateLimitOptions<IncomingMessage>;
 
 /**
  * Resolves `true` when the request may go on (its rate-limit headers are set on `res`), `false`
  * when it was answered (429, 503) or its client left while queued. With `next`, calls it on `true`.
+ * @example
+ * ```ts
+ * import type { RequestListener } from 'node:http';
+ * import type { NodeRateLimiter } from '@floodgate/http/node';
+ *
+ * function limited(limit: NodeRateLimiter, handler: RequestListener): RequestListener {
+ *   return async (req, res) => {
+ *     if (await limit(req, res)) handler(req, res);
+ *   };
+ * }
+ * ```
  */
 export type NodeRateLimiter = (
   req: IncomingMessage,
@@ -27,13 +52,21 @@ export type NodeRateLimiter = (
 ) => Promise<boolean>;
 
 /**
- * Rate limiting for node:http.
+ * Rate limiting for node:http. Throws `FloodgateError('INVALID_OPTION')` on bad options, when
+ * called.
  * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import type { Limiter } from '@floodgate/core';
+ * import { rateLimit } from '@floodgate/http/node';
+ *
+ * declare const limiter: Limiter;
  * const limit = rateLimit({ limiter });
  * createServer(async (req, res) => {
- *   if (!(await limit(req, res))) return;
+ *   if (!(await limit(req, res))) return; // answered: 429, 503, or the client left while queued
  *   res.end('ok');
- * });
+ * }).listen(3000);
+ * ```
  */
 export function rateLimit(options: NodeRateLimitOptions): NodeRateLimiter {
   const engine = createEngine(options as RateLimitOptions);

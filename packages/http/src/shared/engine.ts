@@ -11,6 +11,19 @@ import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './type
 /**
  * What an adapter does with a request: pass it on (after `delayMs`, for leaky-bucket shaping)
  * with `headers` on its response, or answer it now.
+ * @example
+ * The node:http side of an adapter: apply an outcome to a response.
+ * ```ts
+ * import type { ServerResponse } from 'node:http';
+ * import type { Outcome } from '@floodgate/http';
+ *
+ * function apply(res: ServerResponse, outcome: Outcome): boolean {
+ *   for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+ *   if (outcome.action === 'next') return true; // go on, after outcome.delayMs
+ *   res.writeHead(outcome.status).end(outcome.body);
+ *   return false;
+ * }
+ * ```
  */
 export type Outcome =
   | {
@@ -30,7 +43,19 @@ export type Outcome =
       readonly decision: Decision | undefined;
     };
 
-/** The framework-agnostic middleware: every adapter is a thin translation around `decide`. */
+/**
+ * The framework-agnostic middleware: every adapter is a thin translation around `decide`.
+ * `decide` never rejects: a failure to decide becomes a 503 outcome or, with `'fail-open'`, a pass.
+ * @example
+ * ```ts
+ * import type { RateLimitEngine, RateLimitRequest } from '@floodgate/http';
+ *
+ * async function admitted(engine: RateLimitEngine, request: RateLimitRequest): Promise<boolean> {
+ *   const outcome = await engine.decide(request);
+ *   return outcome.action === 'next';
+ * }
+ * ```
+ */
 export interface RateLimitEngine {
   readonly settings: Settings;
   decide(request: RateLimitRequest): Promise<Outcome>;
@@ -139,9 +164,20 @@ async function denial(
 /**
  * Builds the shared middleware logic from the options every adapter takes. Throws
  * `FloodgateError('INVALID_OPTION')` on bad options, before any store is touched.
+ * `adapterOptions` names the extra options an adapter takes, so they are not rejected as unknown.
  * @example
+ * The heart of an adapter of your own; `view` is your framework's request seen as a
+ * `RateLimitRequest`.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { createEngine, ipKey, type RateLimitRequest } from '@floodgate/http';
+ *
+ * declare const limiter: Limiter;
+ * declare const view: RateLimitRequest;
  * const engine = createEngine({ limiter, key: ipKey() });
  * const outcome = await engine.decide(view);
+ * // 'respond': send outcome.status, .headers and .body; 'next': set .headers, then go on.
+ * ```
  */
 export function createEngine(
   options: RateLimitOptions,
@@ -182,6 +218,17 @@ export function createEngine(
 /**
  * Resolves after `ms`, or as soon as `signal` aborts (a client that disconnected while queued
  * must not hold a timer or a worker). True when the full wait elapsed.
+ * @example
+ * Holding an admitted leaky-bucket request for its turn, in a fetch-style adapter.
+ * ```ts
+ * import { type Outcome, queueDelay } from '@floodgate/http';
+ *
+ * declare const request: Request;
+ * declare const outcome: Outcome & { action: 'next' };
+ * if (!(await queueDelay(outcome.delayMs, request.signal))) {
+ *   // The client went away while queued: do not run the handler.
+ * }
+ * ```
  */
 export function queueDelay(ms: number, signal?: AbortSignal): Promise<boolean> {
   if (ms <= 0) return Promise.resolve(!signal?.aborted);

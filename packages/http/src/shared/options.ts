@@ -97,7 +97,17 @@ function jitterBound(value: JitterBound): number {
   return ms;
 }
 
-/** `retryAfterJitter` as `[min, max]` ms. */
+/**
+ * `retryAfterJitter` as `[min, max]` ms. Throws `FloodgateError('INVALID_OPTION')` on a bound
+ * that is not a duration ≥ 0, or on `min > max`.
+ * @example
+ * ```ts
+ * import { parseJitter } from '@floodgate/http';
+ *
+ * parseJitter([0, '5s']); // [0, 5000]
+ * parseJitter('500ms'); // [0, 500]
+ * ```
+ */
 export function parseJitter(value: RateLimitOptions['retryAfterJitter']): [number, number] {
   if (value === undefined) return [0, 0];
   if (Array.isArray(value)) {

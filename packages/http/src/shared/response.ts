@@ -2,7 +2,21 @@ import type { Decision, PolicyDecision } from '@floodgate/core';
 import { formatRateLimitHeaders, formatRetryAfter } from '@floodgate/core/headers';
 import type { ProblemDetails, ProblemPolicy } from './types.js';
 
-/** The header options, normalised. */
+/**
+ * The header options, normalised: what {@link decisionHeaders} formats by.
+ * @example
+ * ```ts
+ * import type { HeaderSettings } from '@floodgate/http';
+ *
+ * // draft-7 `RateLimit` plus `X-RateLimit-*`, and up to 5 s of jitter on `Retry-After`.
+ * const settings: HeaderSettings = {
+ *   standard: 'draft-7',
+ *   legacy: true,
+ *   jitterMs: [0, 5000],
+ *   random: Math.random,
+ * };
+ * ```
+ */
 export interface HeaderSettings {
   readonly standard: 'draft-6' | 'draft-7' | 'draft-8' | false;
   readonly legacy: boolean;
@@ -15,7 +29,12 @@ export interface HeaderSettings {
  * `Retry-After` in whole seconds: `ceil((retryAfterMs + jitter) / 1000)`, jitter uniform in
  * `[min, max]` ms. Never earlier than `retryAfterMs`, whatever `random` returns.
  * @example
- * retryAfterSeconds(1500, [0, 5000]) // 2 to 7
+ * ```ts
+ * import { retryAfterSeconds } from '@floodgate/http';
+ *
+ * retryAfterSeconds(1500); // 2
+ * retryAfterSeconds(1500, [0, 5000]); // 2 to 7
+ * ```
  */
 export function retryAfterSeconds(
   retryAfterMs: number,
@@ -29,7 +48,19 @@ export function retryAfterSeconds(
 
 /**
  * The headers for a (merged) decision: the selected `RateLimit*` form, legacy `X-RateLimit-*`
- * if asked, and `Retry-After` on a denial (always, even with `headers: false`).
+ * if asked, and `Retry-After` on a denial (always, even with `headers: false`). `retryAfter`
+ * is the `Retry-After` value in seconds, `undefined` when the decision allowed the request.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { decisionHeaders } from '@floodgate/http';
+ *
+ * declare const limiter: Limiter;
+ * const decision = await limiter.limit('key_123');
+ * const settings = { standard: 'draft-8', legacy: false, jitterMs: [0, 0], random: Math.random } as const;
+ * const { headers, retryAfter } = decisionHeaders(decision, settings);
+ * const response = new Response(null, { status: retryAfter === undefined ? 204 : 429, headers });
+ * ```
  */
 export function decisionHeaders(
   decision: Decision,
@@ -56,6 +87,17 @@ export function decisionHeaders(
 /**
  * Several limiters' decisions as one, so every policy is reported together: denied when any
  * denied, the binding policy is the one with the fewest units left, waits are the longest.
+ * @example
+ * One answer for a per-key and a per-IP limiter.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { mergeDecisions } from '@floodgate/http';
+ *
+ * declare const perKey: Limiter;
+ * declare const perIp: Limiter;
+ * const decision = mergeDecisions([await perKey.limit('k_123'), await perIp.limit('192.0.2.7')]);
+ * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
+ * ```
  */
 export function mergeDecisions(decisions: readonly Decision[]): Decision {
   if (decisions.length === 1) return decisions[0]!;
@@ -102,7 +144,22 @@ function problemPolicy(p: PolicyDecision): ProblemPolicy {
   return Number.isFinite(p.windowMs) ? { ...base, windowSeconds: seconds(p.windowMs) } : base;
 }
 
-/** The RFC 9457 body of a 429, naming the policies that denied the request. */
+/**
+ * The RFC 9457 body of a 429, naming the policies that denied the request; `retryAfter` is the
+ * `Retry-After` value in seconds.
+ * @example
+ * ```ts
+ * import type { Decision } from '@floodgate/core';
+ * import { tooManyRequestsProblem } from '@floodgate/http';
+ *
+ * declare const decision: Decision;
+ * const problem = tooManyRequestsProblem(decision, 2);
+ * const response = new Response(JSON.stringify(problem), {
+ *   status: 429,
+ *   headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '2' },
+ * });
+ * ```
+ */
 export function tooManyRequestsProblem(decision: Decision, retryAfter: number): ProblemDetails {
   const violated = decision.policies.filter((p) => !p.allowed).map((p) => p.name);
   const names = violated.map((n) => JSON.stringify(n)).join(', ');
@@ -117,7 +174,18 @@ export function tooManyRequestsProblem(decision: Decision, retryAfter: number): 
   };
 }
 
-/** The RFC 9457 body of the 503 sent when deciding failed under `'fail-closed'`. */
+/**
+ * The RFC 9457 body of the 503 sent when deciding failed under `'fail-closed'`.
+ * @example
+ * ```ts
+ * import { unavailableProblem } from '@floodgate/http';
+ *
+ * const response = new Response(JSON.stringify(unavailableProblem()), {
+ *   status: 503,
+ *   headers: { 'Content-Type': 'application/problem+json' },
+ * });
+ * ```
+ */
 export function unavailableProblem(): ProblemDetails {
   return {
     type: 'about:blank',
@@ -131,6 +199,13 @@ export function unavailableProblem(): ProblemDetails {
  * `Access-Control-Expose-Headers` with `names` added to what is there (from CORS middleware),
  * each name once, whatever its case. Names are added even next to `*`, which does not cover
  * credentialed requests.
+ * @example
+ * ```ts
+ * import { mergeExposeHeaders } from '@floodgate/http';
+ *
+ * mergeExposeHeaders('Content-Length', ['RateLimit', 'RateLimit-Policy']);
+ * // 'Content-Length, RateLimit, RateLimit-Policy'
+ * ```
  */
 export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
   const current = (existing ?? '')

@@ -4,6 +4,16 @@ import type { Decision, Limiter, Policy, Store } from '@floodgate/core';
  * The framework-agnostic view of a request that every option function receives. `raw` is the
  * framework's own object (Express `req`, Fastify `request`, Hono `Context`, node:http
  * `IncomingMessage`, or the fetch `Request`), for anything the view does not carry.
+ * @example
+ * A key function reads the request through the view, whatever the framework.
+ * ```ts
+ * import type { RateLimitRequest } from '@floodgate/http';
+ *
+ * function tenantKey(request: RateLimitRequest): string | undefined {
+ *   const tenant = request.header('x-tenant-id');
+ *   return tenant === undefined ? undefined : `tenant:${tenant}:${request.method}`;
+ * }
+ * ```
  */
 export interface RateLimitRequest<Raw = unknown> {
   readonly method: string;
@@ -26,31 +36,98 @@ type Awaitable<T> = T | Promise<T>;
 /**
  * Names the bucket a request is counted in. `undefined` means "this rule does not apply to this
  * request" (e.g. no API key was sent): the rule is skipped, it is not an error.
+ * @example
+ * ```ts
+ * import type { KeyFunction } from '@floodgate/http';
+ * import type { Request } from 'express';
+ *
+ * // Per signed-in user (set by an auth middleware earlier); anonymous requests are not counted.
+ * const userKey: KeyFunction<Request> = (request) => {
+ *   const user = request.raw.get('x-user-id');
+ *   return user === undefined ? undefined : `user:${user}`;
+ * };
+ * ```
  */
 export type KeyFunction<Raw = unknown> = (
   request: RateLimitRequest<Raw>,
 ) => Awaitable<string | undefined>;
 
-/** A limiter, or a function choosing one per request (tiers); `undefined` skips the rule. */
+/**
+ * A limiter, or a function choosing one per request (tiers); `undefined` skips the rule.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import type { LimiterChoice } from '@floodgate/http';
+ *
+ * declare const proLimiter: Limiter;
+ * declare const freeLimiter: Limiter;
+ * const byPlan: LimiterChoice = (request) =>
+ *   request.header('x-plan') === 'pro' ? proLimiter : freeLimiter;
+ * ```
+ */
 export type LimiterChoice<Raw = unknown> =
   | Limiter
   | ((request: RateLimitRequest<Raw>) => Awaitable<Limiter | undefined>);
 
-/** Units a request costs: a number, or a function of the request. */
+/**
+ * Units a request costs: a number, or a function of the request.
+ * @example
+ * ```ts
+ * import type { CostOption } from '@floodgate/http';
+ *
+ * // Writes count five times as much as reads.
+ * const cost: CostOption = (request) => (request.method === 'GET' ? 1 : 5);
+ * ```
+ */
 export type CostOption<Raw = unknown> =
   | number
   | ((request: RateLimitRequest<Raw>) => Awaitable<number>);
 
-/** A delay in ms, or a duration string (`'500ms'`, `'5s'`). */
+/**
+ * A delay in ms, or a duration string (`'500ms'`, `'5s'`).
+ * @example
+ * ```ts
+ * import type { JitterBound } from '@floodgate/http';
+ *
+ * const most: JitterBound = '5s';
+ * const least: JitterBound = 500;
+ * ```
+ */
 export type JitterBound = number | string;
 
 /**
  * Extra wait added to `Retry-After`, drawn uniformly from `[min, max]`. A single value means
  * `[0, value]`. Only ever added: the advertised wait is never shorter than the real one.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import type { JitterRange } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/node';
+ *
+ * declare const limiter: Limiter;
+ * const retryAfterJitter: JitterRange = ['1s', '5s']; // 1 to 5 s added to every Retry-After
+ * const limit = rateLimit({ limiter, retryAfterJitter });
+ * ```
  */
 export type JitterRange = JitterBound | readonly [JitterBound, JitterBound];
 
-/** One limiter and the key it counts by. Several rules are evaluated in order, reported together. */
+/**
+ * One limiter and the key it counts by. Several rules are evaluated in order, reported together.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { headerKey, ipKey, type RateLimitRule } from '@floodgate/http';
+ * import { rateLimit } from '@floodgate/http/node';
+ *
+ * declare const perKey: Limiter;
+ * declare const perIp: Limiter;
+ * const rules: RateLimitRule[] = [
+ *   { limiter: perKey, key: headerKey('x-api-key') },
+ *   { limiter: perIp, key: ipKey() },
+ * ];
+ * const limit = rateLimit({ rules });
+ * ```
+ */
 export interface RateLimitRule<Raw = unknown> {
   /** The limiter, or a per-request choice of limiter. Give this or `policy`. @default none */
   limiter?: LimiterChoice<Raw>;
@@ -62,7 +139,19 @@ export interface RateLimitRule<Raw = unknown> {
   cost?: CostOption<Raw>;
 }
 
-/** What `onLimited` may answer instead of the default problem+json body. */
+/**
+ * What `onLimited` may answer instead of the default problem+json body.
+ * @example
+ * ```ts
+ * import type { LimitedResponse } from '@floodgate/http';
+ *
+ * const slowDown: LimitedResponse = {
+ *   status: 429,
+ *   headers: { 'Cache-Control': 'no-store' },
+ *   body: { error: 'slow_down' },
+ * };
+ * ```
+ */
 export interface LimitedResponse {
   /** @default 429 */
   status?: number;
@@ -75,7 +164,19 @@ export interface LimitedResponse {
   body?: unknown;
 }
 
-/** What `onLimited` is told about a denial. */
+/**
+ * What `onLimited` is told about a denial.
+ * @example
+ * A plain-text 429 that still says when to come back.
+ * ```ts
+ * import type { LimitedContext, LimitedResponse } from '@floodgate/http';
+ *
+ * function onLimited(context: LimitedContext): LimitedResponse {
+ *   const names = context.problem.violated?.join(', ') ?? 'rate limit';
+ *   return { body: `Too many requests (${names}); retry in ${context.retryAfterSeconds} s.` };
+ * }
+ * ```
+ */
 export interface LimitedContext<Raw = unknown> {
   readonly request: RateLimitRequest<Raw>;
   /** Every rule's decision merged: the policies of all rules that were evaluated. */
@@ -88,7 +189,18 @@ export interface LimitedContext<Raw = unknown> {
   readonly problem: ProblemDetails;
 }
 
-/** An RFC 9457 problem body, with Floodgate's extension members. */
+/**
+ * An RFC 9457 problem body, with Floodgate's extension members.
+ * @example
+ * Reading a 429 body on the caller's side.
+ * ```ts
+ * import type { ProblemDetails } from '@floodgate/http';
+ *
+ * declare const response: Response;
+ * const problem = (await response.json()) as ProblemDetails;
+ * console.warn(`${problem.title}: ${problem.violated?.join(', ')}, retry in ${problem.retryAfter} s`);
+ * ```
+ */
 export interface ProblemDetails {
   readonly type: string;
   readonly title: string;
@@ -102,6 +214,18 @@ export interface ProblemDetails {
   readonly policies?: readonly ProblemPolicy[];
 }
 
+/**
+ * One policy as reported in a 429's problem body: its quota, what is left and, in whole
+ * seconds, its window and the time until it is whole again.
+ * @example
+ * ```ts
+ * import type { ProblemDetails, ProblemPolicy } from '@floodgate/http';
+ *
+ * declare const problem: ProblemDetails;
+ * const exhausted: ProblemPolicy[] = (problem.policies ?? []).filter((p) => p.remaining === 0);
+ * for (const p of exhausted) console.warn(`${p.name}: ${p.limit} used up, whole in ${p.resetSeconds} s`);
+ * ```
+ */
 export interface ProblemPolicy {
   readonly name: string;
   readonly limit: number;
@@ -111,7 +235,23 @@ export interface ProblemPolicy {
   readonly resetSeconds: number;
 }
 
-/** The options every adapter takes. */
+/**
+ * The options every adapter takes. Give a `limiter`, a `policy` with a `store`, or `rules`.
+ * @example
+ * ```ts
+ * import { tokenBucket } from '@floodgate/core';
+ * import { firstKey, headerKey, ipKey, type RateLimitOptions } from '@floodgate/http';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const options: RateLimitOptions = {
+ *   store: new MemoryStore(),
+ *   policy: tokenBucket({ name: 'api', limit: 100, interval: '1m' }),
+ *   key: firstKey(headerKey('x-api-key'), ipKey()),
+ *   headers: 'draft-7',
+ *   retryAfterJitter: '5s',
+ * };
+ * ```
+ */
 export interface RateLimitOptions<Raw = unknown> {
   /**
    * The limiter, or a function choosing one per request (tiers). Or give `policy` + `store`, or
