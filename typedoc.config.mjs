@@ -33,5 +33,5 @@ export default {
   excludePrivate: true,
   excludeInternal: true,
   treatWarningsAsErrors: true,
-  validation: { notExported: true, invalidLink: true, notDocumented: false },
+  validation: { notExported: true, invalidLink: true, notDocumented: true },
 };
