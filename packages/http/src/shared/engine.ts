@@ -57,7 +57,6 @@ export type Outcome =
  * ```
  */
 export interface RateLimitEngine {
-  readonly settings: Settings;
   decide(request: RateLimitRequest): Promise<Outcome>;
 }
 
@@ -185,7 +184,6 @@ export function createEngine(
 ): RateLimitEngine {
   const settings = resolveOptions(options, adapterOptions);
   return {
-    settings,
     async decide(request) {
       try {
         if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
