@@ -62,9 +62,11 @@ describe('the generated Lua', () => {
     }
   });
 
-  it('holds common, compose and one fragment per kind in POLICY_KINDS', () => {
+  it('holds common, compose, batch and one fragment per kind in POLICY_KINDS', () => {
     const stems = POLICY_KINDS.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
-    expect(Object.keys(LUA_SOURCES).sort()).toEqual(['common', 'compose', ...stems].sort());
+    expect(Object.keys(LUA_SOURCES).sort()).toEqual(
+      ['common', 'compose', 'batch', ...stems].sort(),
+    );
   });
 });
 
