@@ -165,6 +165,9 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         try {
           expect(() => adapter.makeStore(c, { clock: 'local' as 'server' })).toThrow(/clock/);
           expect(() => adapter.makeStore(c, { now: 5 as unknown as () => number })).toThrow(/now/);
+          for (const batch of ['yes', { maxCalls: 0 }, { maxCalls: 513 }, { max: 8 }]) {
+            expect(() => adapter.makeStore(c, { batch: batch as never })).toThrow(/batch/);
+          }
         } finally {
           await adapter.disconnect(c);
         }
