@@ -109,7 +109,9 @@ export abstract class RedisScriptStore implements Store {
     if (clock === 'client') this.now = this.clockNow;
     this.#rejectIfNotReady = options.rejectIfNotReady === true;
     this.#replicas = checkReplicas(options.replicas);
-    this.#maxBatch = this.#replicas === undefined ? checkBatch(options.batch, BATCH_DEFAULT) : 0;
+    const maxBatch = checkBatch(options.batch, BATCH_DEFAULT);
+    // Strict mode pairs each script run with its own WAIT: never batched.
+    this.#maxBatch = this.#replicas === undefined ? maxBatch : 0;
     if (
       this.#replicas !== undefined &&
       this.sendWithWait === RedisScriptStore.prototype.sendWithWait
