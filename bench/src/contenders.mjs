@@ -100,19 +100,27 @@ export function redisContenders(redis, client, limit, ms, policies = POLICIES, o
   const same = options.samePrefix === true;
   const limiterOptions = options.limiter ?? {};
   const flush = () => redis.admin.flushall('SYNC');
+  const floodgate = (name, policy, storeOptions) => ({
+    name,
+    setup: async () => {
+      await flush();
+      const limiter = createLimiter({
+        store: new IoRedisStore(client, storeOptions),
+        policy: policyOf(policy, limit, ms),
+        ...limiterOptions,
+      });
+      return { decide: (key) => limiter.limit(key) };
+    },
+  });
   return [
-    ...policies.map((name) => ({
-      name,
-      setup: async () => {
-        await flush();
-        const limiter = createLimiter({
-          store: new IoRedisStore(client),
-          policy: policyOf(name, limit, ms),
-          ...limiterOptions,
-        });
-        return { decide: (key) => limiter.limit(key) };
-      },
-    })),
+    ...policies.map((name) => floodgate(name, name)),
+    // With `batchRows`, the store's `batch` option both ways, whatever its default.
+    ...(options.batchRows === true
+      ? [
+          floodgate('tokenBucket, batch off', 'tokenBucket', { batch: false }),
+          floodgate('tokenBucket, batch on', 'tokenBucket', { batch: true }),
+        ]
+      : []),
     {
       name: RLF,
       setup: async () => {

@@ -3,7 +3,7 @@
 import { startRedisServer } from '@floodgate/testkit';
 import { Redis } from 'ioredis';
 import { identities } from './config.mjs';
-import { redisContenders } from './contenders.mjs';
+import { POLICIES, redisContenders } from './contenders.mjs';
 import { collectGarbage, compare, concurrent, median, sequential } from './measure.mjs';
 
 // Never reached in a run, and small enough that every policy keeps its Redis state int-encoded.
@@ -66,7 +66,7 @@ export async function benchRedis(config, redis, log) {
     const client = await redis.client(s.pipelining);
     try {
       const samples = await compare(
-        redisContenders(redis, client, NEVER, DAY_MS),
+        redisContenders(redis, client, NEVER, DAY_MS, POLICIES, { batchRows: true }),
         config.repeats,
         s.run,
         (denied) => denied === 0,

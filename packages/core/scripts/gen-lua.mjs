@@ -10,7 +10,7 @@ const list = /POLICY_KINDS = \[([^\]]*)\]/.exec(kindsSource);
 if (list === null) throw new Error('POLICY_KINDS not found in src/policies/kinds.ts');
 const kinds = [...list[1].matchAll(/'(\w+)'/g)].map((m) => m[1]);
 const stem = (kind) => kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const names = ['common', 'compose', ...kinds.map(stem)];
+const names = ['common', 'compose', 'batch', ...kinds.map(stem)];
 const sources = Object.fromEntries(
   names.map((n) => [n, readFileSync(new URL(`src/policies/${n}.lua`, root), 'utf8')]),
 );

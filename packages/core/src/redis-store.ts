@@ -1,5 +1,7 @@
+import { ClockOffset } from './clock-offset.js';
 import { FloodgateError, isFloodgateError } from './errors.js';
-import { decodeScriptReply, encodeScriptArgs, scriptFor } from './script.js';
+import { Batcher, checkBatch, DEFAULT_MAX_CALLS } from './redis-batch.js';
+import { decodeScriptReply, encodeScriptArgs, type LimitScript, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
 /**
@@ -46,9 +48,21 @@ export interface RedisStoreOptions {
    * @default undefined (off: a failover can lose the last acknowledged writes)
    */
   replicas?: { count: number; timeoutMs: number };
+  /**
+   * Batching: the decisions that reach the store in one tick go to Redis as one script run (one
+   * `EVALSHA`), each caller answered from its part of the reply with the decision it would have
+   * had alone. A lone call runs the plain script. `maxCalls` caps a batch. Not used in strict
+   * mode (`replicas`) nor on a cluster client (the keys of one script must share a slot, and
+   * concurrent identities rarely do); see docs/stores.md for what it buys.
+   * @default true ({ maxCalls: 64 }): it costs one deferral at one call in flight and saves CPU on
+   * both sides from a few in flight on (docs/stores.md#batching)
+   */
+  batch?: boolean | { maxCalls?: number };
 }
 
-const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas'];
+const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
+// Calls per batch when `batch` is not given (0: off); measured in docs/stores.md.
+const BATCH_DEFAULT = DEFAULT_MAX_CALLS;
 
 function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
   if (value === undefined) return undefined;
@@ -100,6 +114,9 @@ export abstract class RedisScriptStore implements Store {
   readonly #rejectIfNotReady: boolean;
   readonly #offset = new ClockOffset();
   readonly #replicas: { count: number; timeoutMs: number } | undefined;
+  readonly #maxBatch: number;
+  // Decided on the first call: the adapter says whether it can batch once it is constructed.
+  #batcher: Batcher | null | undefined;
 
   protected constructor(label: string, options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -122,6 +139,9 @@ export abstract class RedisScriptStore implements Store {
     if (clock === 'client') this.now = this.clockNow;
     this.#rejectIfNotReady = options.rejectIfNotReady === true;
     this.#replicas = checkReplicas(options.replicas);
+    const maxBatch = checkBatch(options.batch, BATCH_DEFAULT);
+    // Strict mode pairs each script run with its own WAIT: never batched.
+    this.#maxBatch = this.#replicas === undefined ? maxBatch : 0;
     if (
       this.#replicas !== undefined &&
       this.sendWithWait === RedisScriptStore.prototype.sendWithWait
@@ -153,6 +173,14 @@ export abstract class RedisScriptStore implements Store {
     return Promise.reject(new Error('sendWithWait is not implemented by this store'));
   }
 
+  /**
+   * Whether one script run may carry the keys of several identities: true for a connection to
+   * one node. False by default, and for a cluster client (a script's keys must share a slot).
+   */
+  protected canBatch(): boolean {
+    return false;
+  }
+
   /** Whether the client is connected now (only asked with `rejectIfNotReady`). */
   protected abstract isReady(): boolean;
 
@@ -178,12 +206,55 @@ export abstract class RedisScriptStore implements Store {
     if (this.#rejectIfNotReady && !this.isReady()) {
       throw new FloodgateError('STORE_UNAVAILABLE', `Redis (${this.#label}) is not ready`);
     }
-    const firstKey = call.keys[0]!;
     let deadline: number | undefined;
     if (call.deadline !== undefined && call.mode === 'limit') {
-      if (!this.#offset.known) await this.#probeTime(firstKey);
+      if (!this.#offset.known) await this.#probeTime(call.keys[0]!);
       deadline = this.#offset.toRedis(call.deadline);
     }
+    if (this.#batcher === undefined) {
+      this.#batcher =
+        this.#maxBatch > 0 && this.canBatch() ? new Batcher(this.#maxBatch, this.#transport) : null;
+    }
+    if (this.#batcher !== null) return this.#batcher.submit(call, now, deadline);
+    return this.#one(call, now, deadline);
+  }
+
+  readonly #transport = {
+    one: (call: StoreCall, now?: number, deadline?: number) => this.#one(call, now, deadline),
+    run: (firstKey: string, args: string[], script: LimitScript) =>
+      this.#run(args, script, (name) => this.send(firstKey, name, args)),
+    sample: (time: number, received: number) => this.#offset.sample(time, received),
+    unavailable: (error: unknown) => this.#unavailable(error),
+  };
+
+  /** `EVALSHA`, and `EVAL` after `NOSCRIPT`; any failure is `STORE_UNAVAILABLE`. */
+  async #run(
+    args: string[],
+    script: LimitScript,
+    send: (name: string) => Promise<unknown>,
+  ): Promise<unknown> {
+    try {
+      return await send('EVALSHA');
+    } catch (error) {
+      if (!isNoScript(error)) throw this.#unavailable(error);
+      // The script cache was emptied (flush, restart, failover): EVAL loads it again on the
+      // node that owns the keys, with the same arguments.
+      try {
+        args[0] = script.source;
+        return await send('EVAL');
+      } catch (retryError) {
+        throw this.#unavailable(retryError);
+      }
+    }
+  }
+
+  /** One decision, one run of the plain script. */
+  async #one(
+    call: StoreCall,
+    now: number | undefined,
+    deadline: number | undefined,
+  ): Promise<readonly PolicyResult[]> {
+    const firstKey = call.keys[0]!;
     const n = call.keys.length;
     // One script per combination of policy kinds, cached per limiter's policies array.
     const script = scriptFor(call.policies);
@@ -198,20 +269,7 @@ export abstract class RedisScriptStore implements Store {
       acked = w;
       return r;
     };
-    let reply: unknown;
-    try {
-      reply = await run('EVALSHA');
-    } catch (error) {
-      if (!isNoScript(error)) throw this.#unavailable(error);
-      // The script cache was emptied (flush, restart, failover): EVAL loads it again on the
-      // node that owns the keys, with the same arguments.
-      try {
-        args[0] = script.source;
-        reply = await run('EVAL');
-      } catch (retryError) {
-        throw this.#unavailable(retryError);
-      }
-    }
+    const reply = await this.#run(args, script, run);
     const received = performance.now();
     const { results, time } = decodeScriptReply(reply, n);
     if (time > 0) this.#offset.sample(time, received);
@@ -244,44 +302,13 @@ export abstract class RedisScriptStore implements Store {
 
   async reset(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
+    // Calls made before this reset, still waiting for their tick, go first.
+    this.#batcher?.flush();
     try {
       // All keys of one identity share a hash tag: one DEL, one slot.
       await this.send(keys[0]!, 'DEL', keys.slice());
     } catch (error) {
       throw this.#unavailable(error);
     }
-  }
-}
-
-/**
- * Maps this process's `performance.now()` onto Redis `TIME`. Each sample (a Redis time and when
- * its reply arrived here) gives `redis - local`, low by the reply's trip back; the smallest
- * recent sample is kept, so a deadline sent to Redis falls early rather than late: a script that
- * might run after its caller gave up refuses to charge. Samples age out over two periods, so a
- * server clock that steps forward is followed within `PERIOD_MS * 2`.
- */
-class ClockOffset {
-  static readonly PERIOD_MS = 10_000;
-  #previous = Number.POSITIVE_INFINITY;
-  #current = Number.POSITIVE_INFINITY;
-  #periodEnd = 0;
-
-  get known(): boolean {
-    return Number.isFinite(Math.min(this.#previous, this.#current));
-  }
-
-  sample(redisMs: number, localMs: number): void {
-    if (localMs >= this.#periodEnd) {
-      this.#previous = this.#current;
-      this.#current = Number.POSITIVE_INFINITY;
-      this.#periodEnd = localMs + ClockOffset.PERIOD_MS;
-    }
-    const offset = redisMs - localMs;
-    if (offset < this.#current) this.#current = offset;
-  }
-
-  /** The Redis time, in whole ms, no later than the local instant `localMs`. */
-  toRedis(localMs: number): number {
-    return Math.floor(localMs + Math.min(this.#previous, this.#current));
   }
 }

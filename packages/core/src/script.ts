@@ -60,6 +60,88 @@ const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
   ceil_div: ['floor_div', 'ceil_div'],
 };
 
+/** Where a call's KEYS and ARGV sit: from 1 in the one-call script, after offsets in a batch. */
+interface Layout {
+  key(n: number): string;
+  arg(i: number): string;
+}
+const ONE_CALL: Layout = { key: (n) => `KEYS[${n}]`, arg: (i) => `ARGV[${i}]` };
+// kb, ab: the call's offsets into KEYS and ARGV, set by the batch loop (batch.lua's words).
+const IN_BATCH: Layout = { key: (n) => `KEYS[kb + ${n}]`, arg: (i) => `ARGV[ab + ${i}]` };
+
+/** The helpers the fragments of `kinds` call, each once. */
+function helpersFor(fragments: readonly Fragment[]): string[] {
+  const code = fragments.map((f) => `${f.eval}\n${f.write}`).join('\n');
+  const wanted = new Set<string>();
+  for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
+  return HELPERS.filter((h) => wanted.has(h)).map((h) =>
+    section(LUA_SOURCES.common!, `helper ${h}`),
+  );
+}
+
+/** One call's work, from the prelude to its `return`s: the one-call script's text after its helpers. */
+function callBody(
+  fragments: readonly Fragment[],
+  kinds: readonly PolicyKind[],
+  at: Layout,
+): string[] {
+  const out = [
+    section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
+  ];
+  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names.
+  const bases: number[] = [];
+  let next = 5;
+  for (const f of fragments) {
+    bases.push(next);
+    next += f.params.length;
+  }
+  const paramsOf = (f: Fragment, i: number, body: string) => {
+    const used = f.params
+      .map((p, j) => [p, j] as const)
+      .filter(([p]) => new RegExp(`\\b${p}\\b`).test(body));
+    if (used.length === 0) return [];
+    const names = used.map(([p]) => p).join(', ');
+    const values = used.map(([, j]) => `tonumber(${at.arg(bases[i]! + j)})`).join(', ');
+    return [`local ${names} = ${values}`];
+  };
+  const fill = (f: Fragment, body: string, i: number) =>
+    body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
+  fragments.forEach((f, i) => {
+    const n = i + 1;
+    out.push(
+      `local ok${n}, rem${n}, rst${n}, rty${n}, dly${n}, nrem${n}, ttl${n} = false, 0, 0, 0, 0, 0, 0`,
+      `local wa${n}, wb${n}, ws${n}`,
+      'do',
+      `local key = ${at.key(n)}`,
+      ...paramsOf(f, i, f.eval),
+      fill(f, f.eval, i),
+      'end',
+    );
+  });
+  const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
+  const reply = (fields: (n: number) => string) =>
+    `{ ${kinds.map((_, i) => fields(i + 1)).join(', ')}, time }`;
+  out.push(`if mode == 'limit' and ${all} then`);
+  fragments.forEach((f, i) => {
+    out.push(
+      'do',
+      `local key = ${at.key(i + 1)}`,
+      ...paramsOf(f, i, f.write),
+      fill(f, f.write, i),
+      'end',
+    );
+  });
+  out.push(
+    `return ${reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`)}`,
+    'end',
+    `if mode == 'peek' then`,
+    `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, dly${n}`)}`,
+    'end',
+    `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`)}`,
+  );
+  return out;
+}
+
 /**
  * Assembles the script for a combination of kinds (compose.lua says how): straight-line code, no
  * dispatch table, no closures beyond the helpers its fragments call.
@@ -74,64 +156,41 @@ const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
  */
 export function assembleScript(kinds: readonly PolicyKind[]): string {
   const fragments = kinds.map(fragmentOf);
-  const code = fragments.map((f) => `${f.eval}\n${f.write}`).join('\n');
-  const wanted = new Set<string>();
-  for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
-  const out = [`-- Floodgate limit script: ${kinds.join(' + ')}`];
-  for (const h of HELPERS) if (wanted.has(h)) out.push(section(LUA_SOURCES.common!, `helper ${h}`));
-  out.push(section(LUA_SOURCES.compose!, 'prelude'));
-  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names.
-  const bases: number[] = [];
-  let next = 5;
-  for (const f of fragments) {
-    bases.push(next);
-    next += f.params.length;
-  }
-  const paramsOf = (f: Fragment, i: number, body: string) => {
-    const used = f.params
-      .map((p, j) => [p, j] as const)
-      .filter(([p]) => new RegExp(`\\b${p}\\b`).test(body));
-    if (used.length === 0) return [];
-    const names = used.map(([p]) => p).join(', ');
-    const values = used.map(([, j]) => `tonumber(ARGV[${bases[i]! + j}])`).join(', ');
-    return [`local ${names} = ${values}`];
-  };
-  const fill = (f: Fragment, body: string, i: number) =>
-    body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
-  fragments.forEach((f, i) => {
-    const n = i + 1;
-    out.push(
-      `local ok${n}, rem${n}, rst${n}, rty${n}, dly${n}, nrem${n}, ttl${n} = false, 0, 0, 0, 0, 0, 0`,
-      `local wa${n}, wb${n}, ws${n}`,
-      'do',
-      `local key = KEYS[${n}]`,
-      ...paramsOf(f, i, f.eval),
-      fill(f, f.eval, i),
-      'end',
-    );
-  });
-  const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
-  const reply = (fields: (n: number) => string) =>
-    `{ ${kinds.map((_, i) => fields(i + 1)).join(', ')}, time }`;
-  out.push(`if mode == 'limit' and ${all} then`);
-  fragments.forEach((f, i) => {
-    out.push(
-      'do',
-      `local key = KEYS[${i + 1}]`,
-      ...paramsOf(f, i, f.write),
-      fill(f, f.write, i),
-      'end',
-    );
-  });
-  out.push(
-    `return ${reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`)}`,
-    'end',
-    `if mode == 'peek' then`,
-    `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, dly${n}`)}`,
-    'end',
-    `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`)}`,
-  );
+  const out = [`-- Floodgate limit script: ${kinds.join(' + ')}`, ...helpersFor(fragments)];
+  out.push(...callBody(fragments, kinds, ONE_CALL));
   return `${out.join('\n')}\n`;
+}
+
+/** ARGV entries per call: mode, cost, now, deadline, then each kind's parameters. */
+export function argCount(kinds: readonly PolicyKind[]): number {
+  let n = 4;
+  for (const k of kinds) n += paramCount(k);
+  return n;
+}
+
+/**
+ * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
+ * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
+ */
+export function assembleBatchScript(kinds: readonly PolicyKind[]): string {
+  const fragments = kinds.map(fragmentOf);
+  const body = callBody(fragments, kinds, IN_BATCH).join('\n');
+  // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
+  const reads = body.split("redis.call('TIME')").length - 1;
+  if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
+  const fill = (text: string) =>
+    text
+      .replaceAll('PER_CALL_KEYS', String(kinds.length))
+      .replaceAll('PER_CALL_ARGS', String(argCount(kinds)));
+  return [
+    `-- Floodgate batch script: ${kinds.join(' + ')}`,
+    ...helpersFor(fragments),
+    fill(section(LUA_SOURCES.batch!, 'head')),
+    body.replace("redis.call('TIME')", 'batch_clock'),
+    fill(section(LUA_SOURCES.batch!, 'tail')),
+  ]
+    .join('\n')
+    .concat('\n');
 }
 
 // Lua allows 200 locals per function: the prelude takes 6, each policy 10.
@@ -242,14 +301,26 @@ function paramsOf(policies: readonly Policy[]): readonly string[] {
  * ```
  */
 export function encodeScriptArgs(call: StoreCall, now?: number, deadline?: number): string[] {
-  const params = paramsOf(call.policies);
-  const args = new Array<string>(4 + params.length);
-  args[0] = call.mode;
-  args[1] = String(call.cost);
-  args[2] = now === undefined ? '' : String(now);
-  args[3] = deadline === undefined ? '' : String(deadline);
-  for (let i = 0; i < params.length; i++) args[4 + i] = params[i]!;
+  const args = new Array<string>(4 + paramsOf(call.policies).length);
+  writeScriptArgs(args, 0, call, now, deadline);
   return args;
+}
+
+/** Writes `encodeScriptArgs(call, now, deadline)` into `target` from `at`; returns the count. */
+export function writeScriptArgs(
+  target: string[],
+  at: number,
+  call: StoreCall,
+  now?: number,
+  deadline?: number,
+): number {
+  const params = paramsOf(call.policies);
+  target[at] = call.mode;
+  target[at + 1] = String(call.cost);
+  target[at + 2] = now === undefined ? '' : String(now);
+  target[at + 3] = deadline === undefined ? '' : String(deadline);
+  for (let i = 0; i < params.length; i++) target[at + 4 + i] = params[i]!;
+  return 4 + params.length;
 }
 
 /**

@@ -13,8 +13,11 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../src/policies/factories.js';
+import type { PolicyKind } from '../src/policies/kinds.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
 import {
+  argCount,
+  assembleBatchScript,
   assembleScript,
   decodeScriptReply,
   encodeScriptArgs,
@@ -62,9 +65,11 @@ describe('the generated Lua', () => {
     }
   });
 
-  it('holds common, compose and one fragment per kind in POLICY_KINDS', () => {
+  it('holds common, compose, batch and one fragment per kind in POLICY_KINDS', () => {
     const stems = POLICY_KINDS.map((k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
-    expect(Object.keys(LUA_SOURCES).sort()).toEqual(['common', 'compose', ...stems].sort());
+    expect(Object.keys(LUA_SOURCES).sort()).toEqual(
+      ['common', 'compose', 'batch', ...stems].sort(),
+    );
   });
 });
 
@@ -90,6 +95,25 @@ describe('one lean script per combination of kinds', () => {
     const source = scriptForKinds(['tokenBucket']).source;
     expect(source.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);
     expect(source).toContain("if ARGV[3] == '' or ARGV[4] ~= '' then");
+  });
+
+  it('the batch script runs the one-call body, same text, at KEYS/ARGV offsets, TIME once', () => {
+    const combos: PolicyKind[][] = [...POLICY_KINDS.map((k) => [k]), [...POLICY_KINDS]];
+    for (const kinds of combos) {
+      const one = assembleScript(kinds);
+      const batch = assembleBatchScript(kinds);
+      // Back to one call's layout, the batch holds the one-call script's body verbatim.
+      const undone = batch
+        .replace(/KEYS\[kb \+ (\d+)\]/g, 'KEYS[$1]')
+        .replace(/ARGV\[ab \+ (\d+)\]/g, 'ARGV[$1]')
+        .replace('local clock = batch_clock', "local clock = redis.call('TIME')");
+      const body = one.slice(one.indexOf('local fmt = string.format'));
+      expect(undone).toContain(body.trimEnd());
+      expect(batch.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);
+      expect(batch).not.toMatch(/KEYS\[\d/);
+      expect(batch).toContain(`pcall(one, c * ${kinds.length}, c * ${argCount(kinds)})`);
+      expect(batch).not.toContain('PER_CALL');
+    }
   });
 
   it('scriptFor: one script per kinds, cached per policies array; sha1 is the text SHA-1', () => {

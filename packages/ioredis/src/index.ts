@@ -143,6 +143,11 @@ export class IoRedisStore extends RedisScriptStore {
     return client.nodes('all').find((n) => n.options.port === port && n.options.host === host);
   }
 
+  /** A single-node connection batches; a Cluster does not (one slot per script). */
+  protected canBatch(): boolean {
+    return (this.#client as Partial<Cluster>).isCluster !== true;
+  }
+
   protected isReady(): boolean {
     return this.#client.status === 'ready';
   }

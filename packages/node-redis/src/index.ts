@@ -199,6 +199,11 @@ export class NodeRedisStore extends RedisScriptStore {
     return [script.status === 'fulfilled' ? script.value : script.reason, Number(waited.value)];
   }
 
+  /** A single-node client (or pool) batches; a cluster does not (one slot per script). */
+  protected canBatch(): boolean {
+    return !this.#cluster;
+  }
+
   protected isReady(): boolean {
     const c = this.#client;
     return typeof c.isReady === 'boolean' ? c.isReady : c.isOpen !== false;

@@ -27,6 +27,7 @@ export {
   type RedisServerOptions,
   startRedisServer,
 } from './redis-server.js';
+export { type RedisBatchTestsOptions, redisBatchTests } from './redis-suite/batch.js';
 export { type RedisChaosTestsOptions, redisChaosTests } from './redis-suite/chaos.js';
 export {
   CHAOS_POLICY,

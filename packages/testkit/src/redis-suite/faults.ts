@@ -59,38 +59,41 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
       const tag = tagOf(adapter);
       const modes = adapter.autoPipelining === true ? [false, true] : [undefined];
       for (const autoPipelining of modes) {
-        const how = autoPipelining === undefined ? '' : ` (autoPipelining: ${autoPipelining})`;
-        it(`SCRIPT FLUSH in the middle of a stream of decisions fails none of them${how}`, async () => {
-          const client = await openClient(adapter, server().url, { autoPipelining });
-          try {
-            const limiter = createLimiter({
-              store: adapter.makeStore(client),
-              policy: [
-                slidingWindowLog({ limit: 250, window: '1h' }),
-                tokenBucket({ limit: 1000, interval: '1h' }),
-              ],
-              prefix: `flush-${tag}${autoPipelining === true ? '-piped' : ''}`,
-              onStoreError: 'throw', // an error must surface, not hide behind the fallback
-              blockCache: false,
-            });
-            const before = await commandCalls(server().port);
-            const decisions: Decision[] = [];
-            for (let round = 0; round < 30; round++) {
-              const batch = Array.from({ length: 20 }, () => limiter.limit('stream'));
-              // Flush while the batch is in flight, three times over the stream.
-              if (round % 10 === 5) await redisCommand(server().port, ['SCRIPT', 'FLUSH']);
-              decisions.push(...(await Promise.all(batch)));
+        for (const batch of [false, true]) {
+          const how = `${autoPipelining === undefined ? '' : `autoPipelining: ${autoPipelining}, `}batch: ${batch}`;
+          it(`SCRIPT FLUSH in the middle of a stream of decisions fails none of them (${how})`, async () => {
+            const client = await openClient(adapter, server().url, { autoPipelining });
+            try {
+              const limiter = createLimiter({
+                store: adapter.makeStore(client, { batch }),
+                policy: [
+                  slidingWindowLog({ limit: 250, window: '1h' }),
+                  tokenBucket({ limit: 1000, interval: '1h' }),
+                ],
+                prefix: `flush-${tag}${autoPipelining === true ? '-piped' : ''}-${batch}`,
+                onStoreError: 'throw', // an error must surface, not hide behind the fallback
+                blockCache: false,
+              });
+              const before = await commandCalls(server().port);
+              const decisions: Decision[] = [];
+              for (let round = 0; round < 30; round++) {
+                const calls = Array.from({ length: 20 }, () => limiter.limit('stream'));
+                // Flush while the calls are in flight, three times over the stream.
+                if (round % 10 === 5) await redisCommand(server().port, ['SCRIPT', 'FLUSH']);
+                decisions.push(...(await Promise.all(calls)));
+              }
+              expect(decisions).toHaveLength(600);
+              expect(decisions.filter((d) => d.allowed)).toHaveLength(250);
+              expect(decisions.every((d) => d.reason === undefined)).toBe(true);
+              const d = delta(before, await commandCalls(server().port));
+              expect(d.eval).toBeGreaterThanOrEqual(3); // the reload path really ran
+              // Batched, each round's 20 calls are one script run.
+              expect(d.evalsha).toBe(batch ? 30 : 600);
+            } finally {
+              await adapter.disconnect(client);
             }
-            expect(decisions).toHaveLength(600);
-            expect(decisions.filter((d) => d.allowed)).toHaveLength(250);
-            expect(decisions.every((d) => d.reason === undefined)).toBe(true);
-            const d = delta(before, await commandCalls(server().port));
-            expect(d.eval).toBeGreaterThanOrEqual(3); // the reload path really ran
-            expect(d.evalsha).toBe(600);
-          } finally {
-            await adapter.disconnect(client);
-          }
-        });
+          });
+        }
       }
 
       it('a redis-server restart is survived once the server is back', async () => {

@@ -140,23 +140,26 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         expect(await slot.catch(() => 'no cluster')).toBeDefined();
       });
 
-      it('admits exactly the limit under hundreds of concurrent (auto-pipelined) calls', async () => {
-        const limiter = createLimiter({
-          store: adapter.makeStore(piped),
-          policy: slidingWindowLog({ limit: 37, window: '1h' }),
-          prefix: `conc-${tag}`,
-          onStoreError: 'throw',
-          blockCache: false,
+      for (const batch of [false, true]) {
+        it(`admits exactly the limit under hundreds of concurrent (auto-pipelined) calls (batch: ${batch})`, async () => {
+          const limiter = createLimiter({
+            store: adapter.makeStore(piped, { batch: batch && { maxCalls: 64 } }),
+            policy: slidingWindowLog({ limit: 37, window: '1h' }),
+            prefix: `conc-${batch}-${tag}`,
+            onStoreError: 'throw',
+            blockCache: false,
+          });
+          const before = await commandCalls(server().port);
+          const ds = await Promise.all(Array.from({ length: 300 }, () => limiter.limit('hot')));
+          const admitted = ds.filter((d) => d.allowed);
+          expect(admitted).toHaveLength(37);
+          expect(admitted.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(
+            Array.from({ length: 37 }, (_, i) => i),
+          );
+          // Batched: the 300 calls of one tick go as runs of 64, 64, 64, 64 and 44.
+          expect(delta(before, await commandCalls(server().port)).evalsha).toBe(batch ? 5 : 300);
         });
-        const before = await commandCalls(server().port);
-        const ds = await Promise.all(Array.from({ length: 300 }, () => limiter.limit('hot')));
-        const admitted = ds.filter((d) => d.allowed);
-        expect(admitted).toHaveLength(37);
-        expect(admitted.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(
-          Array.from({ length: 37 }, (_, i) => i),
-        );
-        expect(delta(before, await commandCalls(server().port)).evalsha).toBe(300);
-      });
+      }
 
       it('reloads the script transparently after SCRIPT FLUSH (EVAL, same arguments)', async () => {
         const limiter = createLimiter({
@@ -188,6 +191,9 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         try {
           expect(() => adapter.makeStore(c, { clock: 'local' as 'server' })).toThrow(/clock/);
           expect(() => adapter.makeStore(c, { now: 5 as unknown as () => number })).toThrow(/now/);
+          for (const batch of ['yes', { maxCalls: 0 }, { maxCalls: 513 }, { max: 8 }]) {
+            expect(() => adapter.makeStore(c, { batch: batch as never })).toThrow(/batch/);
+          }
         } finally {
           await adapter.disconnect(c);
         }

@@ -1,0 +1,199 @@
+import { createHash } from 'node:crypto';
+import { FloodgateError } from './errors.js';
+import type { PolicyKind } from './policies/kinds.js';
+import {
+  argCount,
+  assembleBatchScript,
+  decodeScriptReply,
+  type LimitScript,
+  writeScriptArgs,
+} from './script.js';
+import type { PolicyResult, StoreCall } from './store.js';
+import type { Policy } from './types.js';
+
+/** The batch script of one combination of kinds, and how many KEYS and ARGV a call takes. */
+export interface BatchScript extends LimitScript {
+  readonly keysPerCall: number;
+  readonly argsPerCall: number;
+}
+
+const byKinds = new Map<string, BatchScript>();
+const byPolicies = new WeakMap<readonly Policy[], BatchScript>();
+
+/** The batch script for calls with these policies; cached per policies array, like `scriptFor`. */
+export function batchScriptFor(policies: readonly Policy[]): BatchScript {
+  let script = byPolicies.get(policies);
+  if (script === undefined) {
+    const kinds: PolicyKind[] = policies.map((p) => p.kind);
+    const signature = kinds.join(',');
+    script = byKinds.get(signature);
+    if (script === undefined) {
+      const source = assembleBatchScript(kinds);
+      script = {
+        source,
+        sha1: createHash('sha1').update(source).digest('hex'),
+        keysPerCall: kinds.length,
+        argsPerCall: argCount(kinds),
+      };
+      byKinds.set(signature, script);
+    }
+    byPolicies.set(policies, script);
+  }
+  return script;
+}
+
+/** Calls per batch unless `maxCalls` says otherwise. */
+export const DEFAULT_MAX_CALLS = 64;
+// One command's KEYS and ARGV: 512 calls of 16 policies is 8 192 keys, far below Redis's limits.
+const MAX_CALLS = 512;
+
+/**
+ * The `batch` option: the most calls per script run, or 0 for off. The cap bounds how long one
+ * script holds the Redis server (every other client waits while it runs) and the size of one
+ * command; past about 64 calls a batch saves nothing more per call (docs/stores.md).
+ */
+export function checkBatch(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (value === true) return DEFAULT_MAX_CALLS;
+  if (value === false) return 0;
+  const max = (value as { maxCalls?: unknown } | null)?.maxCalls;
+  const ok =
+    typeof value === 'object' &&
+    value !== null &&
+    Object.keys(value).every((k) => k === 'maxCalls') &&
+    (max === undefined ||
+      (typeof max === 'number' && Number.isSafeInteger(max) && max >= 1 && max <= MAX_CALLS));
+  if (!ok) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      `batch must be a boolean or { maxCalls }, maxCalls a positive integer (at most ${MAX_CALLS})`,
+    );
+  }
+  return (max as number | undefined) ?? DEFAULT_MAX_CALLS;
+}
+
+interface Pending {
+  readonly call: StoreCall;
+  readonly now: number | undefined;
+  readonly deadline: number | undefined;
+  resolve(results: readonly PolicyResult[]): void;
+  reject(error: unknown): void;
+}
+
+/** What a batcher needs from its store. */
+export interface BatchTransport {
+  /** The one-call path: one `EVALSHA` of the plain script, decoded. */
+  one(call: StoreCall, now?: number, deadline?: number): Promise<readonly PolicyResult[]>;
+  /** Runs `args` (sha1 first) with `NOSCRIPT` recovery; failures already `STORE_UNAVAILABLE`. */
+  run(firstKey: string, args: string[], script: LimitScript): Promise<unknown>;
+  /** A Redis `TIME` in ms from a reply, and the `performance.now()` it arrived at. */
+  sample(time: number, received: number): void;
+  /** Wraps an error a call's part of the reply carries as `STORE_UNAVAILABLE`. */
+  unavailable(error: unknown): FloodgateError;
+}
+
+const defer: (fn: () => void) => void =
+  typeof process === 'object' && typeof process?.nextTick === 'function'
+    ? (fn) => process.nextTick(fn)
+    : queueMicrotask;
+
+/**
+ * Coalesces the calls that reach a store in one tick into one script run per combination of
+ * kinds. The flush runs on `process.nextTick`, which Node runs only once the microtask queue is
+ * empty: every caller woken by the same batch of replies has then had its turn to call again. A
+ * group of one goes through the plain script, so one call in flight costs one deferral, no more.
+ */
+export class Batcher {
+  readonly #max: number;
+  readonly #transport: BatchTransport;
+  readonly #groups = new Map<BatchScript, Pending[]>();
+  #scheduled = false;
+
+  constructor(maxCalls: number, transport: BatchTransport) {
+    this.#max = maxCalls;
+    this.#transport = transport;
+  }
+
+  submit(call: StoreCall, now?: number, deadline?: number): Promise<readonly PolicyResult[]> {
+    const script = batchScriptFor(call.policies);
+    return new Promise((resolve, reject) => {
+      let group = this.#groups.get(script);
+      if (group === undefined) {
+        group = [];
+        this.#groups.set(script, group);
+      }
+      group.push({ call, now, deadline, resolve, reject });
+      if (group.length >= this.#max) {
+        // Full: it goes now, and later calls of this tick start a new group.
+        this.#groups.delete(script);
+        this.#dispatch(script, group);
+      } else if (!this.#scheduled) {
+        this.#scheduled = true;
+        defer(this.#flush);
+      }
+    });
+  }
+
+  /** Sends what is pending now: a reset must reach Redis after the calls made before it. */
+  flush(): void {
+    if (this.#scheduled) this.#flush();
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false;
+    for (const [script, group] of this.#groups) this.#dispatch(script, group);
+    this.#groups.clear();
+  };
+
+  #dispatch(script: BatchScript, group: Pending[]): void {
+    if (group.length === 1) {
+      const p = group[0]!;
+      this.#transport.one(p.call, p.now, p.deadline).then(p.resolve, p.reject);
+    } else {
+      void this.#many(script, group);
+    }
+  }
+
+  async #many(script: BatchScript, group: Pending[]): Promise<void> {
+    const k = script.keysPerCall;
+    const args = new Array<string>(2 + group.length * (k + script.argsPerCall));
+    args[0] = script.sha1;
+    args[1] = String(group.length * k);
+    let at = 2;
+    for (const p of group) for (let i = 0; i < k; i++) args[at++] = p.call.keys[i]!;
+    for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline);
+    let reply: unknown;
+    try {
+      reply = await this.#transport.run(group[0]!.call.keys[0]!, args, script);
+    } catch (error) {
+      // Nothing of the batch is known to have run: each call fails as it would have alone.
+      for (const p of group) p.reject(error);
+      return;
+    }
+    const received = performance.now();
+    if (!Array.isArray(reply) || reply.length !== group.length) {
+      const error = new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the batch script');
+      for (const p of group) p.reject(error);
+      return;
+    }
+    let sampled = false;
+    for (let i = 0; i < group.length; i++) {
+      const part: unknown = reply[i];
+      const p = group[i]!;
+      try {
+        if (Array.isArray(part) && part.length === 2 && String(part[0]) === 'error') {
+          throw this.#transport.unavailable(new Error(String(part[1])));
+        }
+        const { results, time } = decodeScriptReply(part, k);
+        if (!sampled && time > 0) {
+          // Every part carries the batch's one TIME.
+          this.#transport.sample(time, received);
+          sampled = true;
+        }
+        p.resolve(results);
+      } catch (error) {
+        p.reject(error);
+      }
+    }
+  }
+}

@@ -1,0 +1,241 @@
+import {
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  leakyBucket,
+  type Policy,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
+import { startFaultProxy } from '../fault-proxy.js';
+import { commandCalls, delta, rng } from '../redis-inspect.js';
+import { redisCommand } from '../resp.js';
+import { openClient, sleep, storeCall, tagOf, useRedisServer } from './shared.js';
+import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+export interface RedisBatchTestsOptions<C> {
+  /** One `describe` per adapter. */
+  adapters: readonly RedisStoreAdapter<C>[];
+  /** Seed of the random traces. @default 10 */
+  seed?: number;
+}
+
+// Two limiters share each store, so one tick holds calls of two combinations of kinds.
+const LIMITERS: readonly (readonly Policy[])[] = [
+  [tokenBucket({ limit: 6, interval: '10s' }), fixedWindow({ limit: 9, window: '7s' })],
+  [
+    slidingWindow({ limit: 5, window: '3s' }),
+    slidingWindowLog({ limit: 4, window: '2s' }),
+    leakyBucket({ limit: 3, interval: '1s', queue: 2 }),
+  ],
+];
+
+type Outcome = Decision | 'reset' | string;
+
+/**
+ * The `batch` option of a Redis store: the same random trace of limit, peek and reset calls,
+ * many in flight per tick, decided batched and one script run per call, gives the same decisions
+ * while the batched run sends a fraction of the `EVALSHA`s; a call past its deadline inside a
+ * batch charges nothing while its batch-mates are charged; a connection lost under a batch
+ * settles every call of it as it would have settled alone, with nothing left hanging.
+ */
+export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsOptions<C>): void {
+  const { describe, it, expect } = api;
+  const server = useRedisServer(api);
+
+  for (const adapter of options.adapters) {
+    describe(`batching with ${adapter.name}`, () => {
+      const tag = tagOf(adapter);
+      const modes = adapter.autoPipelining === true ? [false, true] : [undefined];
+
+      /** Runs the trace of `seed` on a fresh store; its outcomes and the EVALSHAs it sent. */
+      async function trace(seed: number, batch: boolean, autoPipelining: boolean | undefined) {
+        const client = await openClient(adapter, server().url, { autoPipelining });
+        let clock = 1_700_000_000_000;
+        const store = adapter.makeStore(client, { clock: 'client', now: () => clock, batch });
+        const prefix = `bt-${tag}-${seed}-${batch}-${autoPipelining}`;
+        const limiters = LIMITERS.map((policy, i) =>
+          createLimiter({
+            store,
+            policy: [...policy],
+            prefix: `${prefix}-${i}`,
+            onStoreError: 'throw',
+            blockCache: false,
+          }),
+        );
+        // Both scripts loaded first: a NOSCRIPT reload lets later commands overtake the call.
+        for (const limiter of limiters) {
+          await Promise.all([limiter.limit('warm'), limiter.limit('warm')]);
+          await limiter.limit('warm');
+        }
+        const random = rng(seed);
+        const pick = (n: number) => Math.floor(random() * n);
+        const outcomes: Outcome[] = [];
+        const before = await commandCalls(server().port);
+        try {
+          for (let round = 0; round < 40; round++) {
+            clock += pick(4) === 0 ? 0 : pick(1500);
+            const calls: Promise<Outcome>[] = [];
+            const n = 1 + pick(round % 5 === 0 ? 150 : 40);
+            for (let i = 0; i < n; i++) {
+              const limiter = limiters[pick(limiters.length)]!;
+              const identity = `u${pick(6)}`;
+              const r = random();
+              const settle = (p: Promise<Decision | undefined>) =>
+                p.then(
+                  (d) => d ?? 'reset',
+                  (e: { code?: string }) => String(e.code),
+                );
+              if (r < 0.04) calls.push(settle(limiter.reset(identity).then(() => undefined)));
+              else if (r < 0.2) calls.push(settle(limiter.peek(identity)));
+              else calls.push(settle(limiter.limit(identity, { cost: 1 + pick(2) })));
+            }
+            outcomes.push(...(await Promise.all(calls)));
+          }
+        } finally {
+          await adapter.disconnect(client);
+        }
+        return { outcomes, evalsha: delta(before, await commandCalls(server().port)).evalsha };
+      }
+
+      for (const autoPipelining of modes) {
+        const how = autoPipelining === undefined ? '' : ` (autoPipelining: ${autoPipelining})`;
+        it(`decides a random trace, many calls per tick, exactly as one call per script run${how}`, async () => {
+          const seed = options.seed ?? 10;
+          for (const s of [seed, seed + 1]) {
+            const one = await trace(s, false, autoPipelining);
+            const batched = await trace(s, true, autoPipelining);
+            expect(batched.outcomes).toEqual(one.outcomes);
+            // Every outcome is a decision or a reset: no call failed, in either run.
+            expect(one.outcomes.every((o) => typeof o !== 'string' || o === 'reset')).toBe(true);
+            expect(one.outcomes.some((o) => typeof o === 'object' && !o.allowed)).toBe(true);
+            expect(batched.evalsha!).toBeLessThan(one.evalsha! / 4);
+          }
+        }, 60_000);
+      }
+
+      it('a call past its deadline inside a batch charges nothing; its batch-mates are charged', async () => {
+        const client = await openClient(adapter, server().url);
+        try {
+          const store = adapter.makeStore(client, { batch: true });
+          const policy = fixedWindow({ limit: 3, window: '1h' });
+          const prefix = `late-${tag}`;
+          // A first deadline teaches the store Redis's clock (one TIME), and a first batch loads
+          // the batch script, before the batch under test.
+          const warm = {
+            ...storeCall(prefix, 'warm', policy),
+            deadline: performance.now() + 60_000,
+          };
+          expect((await store.evaluate(warm))[0]!.allowed).toBe(true);
+          await Promise.all([store.evaluate(warm), store.evaluate(warm)]);
+          const before = await commandCalls(server().port);
+          const late = {
+            ...storeCall(prefix, 'late', policy),
+            deadline: performance.now() - 60_000,
+          };
+          const [a, l, b] = await Promise.allSettled([
+            store.evaluate(storeCall(prefix, 'a', policy)),
+            store.evaluate(late),
+            store.evaluate({
+              ...storeCall(prefix, 'b', policy),
+              deadline: performance.now() + 60_000,
+            }),
+          ]);
+          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 1 });
+          expect(a.status === 'fulfilled' && a.value[0]!.remaining).toBe(2);
+          expect(b.status === 'fulfilled' && b.value[0]!.remaining).toBe(2);
+          expect(l.status === 'rejected' && (l.reason as { code: string }).code).toBe(
+            'STORE_TIMEOUT',
+          );
+          expect(await redisCommand(server().port, ['EXISTS', late.keys[0]!])).toBe(0);
+          expect((await store.evaluate(storeCall(prefix, 'a', policy)))[0]!.remaining).toBe(1);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+
+      it('an error in one call of a batch fails that call only, as it would alone', async () => {
+        const client = await openClient(adapter, server().url);
+        try {
+          const store = adapter.makeStore(client, { batch: true });
+          const policy = fixedWindow({ limit: 3, window: '1h' });
+          const prefix = `wrongtype-${tag}`;
+          const bad = storeCall(prefix, 'bad', policy);
+          // Not a string: the script's GET fails with WRONGTYPE on this key.
+          await redisCommand(server().port, ['HSET', bad.keys[0]!, 'f', '1']);
+          await Promise.all([0, 1].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
+          const before = await commandCalls(server().port);
+          const [a, x, b] = await Promise.allSettled([
+            store.evaluate(storeCall(prefix, 'a', policy)),
+            store.evaluate(bad),
+            store.evaluate(storeCall(prefix, 'b', policy)),
+          ]);
+          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 1 });
+          expect(a.status === 'fulfilled' && a.value[0]!.remaining).toBe(2);
+          expect(b.status === 'fulfilled' && b.value[0]!.remaining).toBe(2);
+          expect(x.status).toBe('rejected');
+          const reason = (x as PromiseRejectedResult).reason as { code: string; message: string };
+          expect(reason.code).toBe('STORE_UNAVAILABLE');
+          expect(reason.message).toMatch(/WRONGTYPE/);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+
+      /**
+       * Twelve calls in one tick while the proxy holds the traffic, then the connection dies:
+       * `cut` resets it in the proxy (the client may reconnect and resend), `close` closes the
+       * client. Returns each call's outcome, or 'hung' when one is still pending after 10 s.
+       */
+      async function lose(how: 'cut' | 'close', batch: boolean): Promise<string[] | 'hung'> {
+        const proxy = await startFaultProxy({ target: server() });
+        const client = adapter.create(proxy.url, { reconnectMs: 50 });
+        await adapter.connect(client);
+        const store = adapter.makeStore(client, { batch });
+        const policy = fixedWindow({ limit: 100, window: '1h' });
+        const prefix = `${how}-${tag}-${batch}`;
+        try {
+          // Both scripts loaded first, so the calls under test are one EVALSHA each or in all.
+          await store.evaluate(storeCall(prefix, 'warm', policy));
+          await Promise.all([0, 1].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
+          proxy.set('stall');
+          const settled = Promise.allSettled(
+            Array.from({ length: 12 }, (_, i) =>
+              store.evaluate(storeCall(prefix, `c${i}`, policy)),
+            ),
+          );
+          await sleep(50); // the calls are on the wire, held by the proxy
+          if (how === 'cut') {
+            proxy.cutAll();
+            proxy.set('none');
+          } else {
+            void adapter.disconnect(client);
+          }
+          const results = await Promise.race([settled, sleep(10_000).then(() => 'hung' as const)]);
+          if (results === 'hung') return results;
+          return results.map((r) =>
+            r.status === 'fulfilled' ? 'ok' : String((r.reason as { code?: string }).code),
+          );
+        } finally {
+          await adapter.disconnect(client);
+          await proxy.close();
+        }
+      }
+
+      for (const how of ['cut', 'close'] as const) {
+        it(`a connection ${how === 'cut' ? 'reset under' : 'closed under'} a batch settles every call as it would have alone, none hangs`, async () => {
+          const alone = await lose(how, false);
+          const batched = await lose(how, true);
+          expect(batched).not.toBe('hung');
+          expect(alone).not.toBe('hung');
+          // A client that resends what a lost connection left unanswered resends the batch
+          // whole (ok); one that fails it fails every call with STORE_UNAVAILABLE.
+          expect(new Set(batched).size).toBe(1);
+          expect(batched).toEqual(alone);
+          if (how === 'close') expect((batched as string[])[0]).toBe('STORE_UNAVAILABLE');
+        });
+      }
+    });
+  }
+}
