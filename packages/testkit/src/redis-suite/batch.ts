@@ -14,6 +14,20 @@ import { redisCommand } from '../resp.js';
 import { openClient, sleep, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
+/**
+ * Options of `redisBatchTests`: the adapters to run it on, and the seed of its random traces.
+ * @example
+ * The batching suite on two client generations, with a seed of its own:
+ * ```ts
+ * import { type RedisBatchTestsOptions, type RedisStoreAdapter, redisBatchTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS_5: RedisStoreAdapter<unknown>; // test/adapters.ts
+ * declare const IOREDIS_6: RedisStoreAdapter<unknown>;
+ * const options: RedisBatchTestsOptions<unknown> = { adapters: [IOREDIS_5, IOREDIS_6], seed: 7 };
+ * redisBatchTests({ describe, it, expect, beforeAll, afterAll }, options);
+ * ```
+ */
 export interface RedisBatchTestsOptions<C> {
   /** One `describe` per adapter. */
   adapters: readonly RedisStoreAdapter<C>[];
@@ -39,6 +53,16 @@ type Outcome = Decision | 'reset' | string;
  * while the batched run sends a fraction of the `EVALSHA`s; a call past its deadline inside a
  * batch charges nothing while its batch-mates are charged; a connection lost under a batch
  * settles every call of it as it would have settled alone, with nothing left hanging.
+ * @example
+ * A store package's whole `test/batch.test.ts`:
+ * ```ts
+ * import type { IoRedisClient } from '@floodgate/ioredis';
+ * import { type RedisStoreAdapter, redisBatchTests } from '@floodgate/testkit';
+ * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+ *
+ * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
+ * redisBatchTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
+ * ```
  */
 export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsOptions<C>): void {
   const { describe, it, expect } = api;
