@@ -1,6 +1,7 @@
 import { BlockedCache } from './blocked-cache.js';
 import { Breaker } from './breaker.js';
 import { LimiterCall } from './call.js';
+import { toDecision } from './decision.js';
 import { FloodgateError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
 import {
@@ -12,53 +13,10 @@ import {
   validatePolicies,
 } from './limiter-options.js';
 import type { PolicyResult, StoreCall } from './store.js';
-import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
+import type { Decision, DecisionReason } from './types.js';
 
 export type { Limiter, LimiterOptions };
-
-/** Combines per-policy results into the decision a caller sees. */
-export function toDecision(
-  policies: readonly Policy[],
-  results: readonly PolicyResult[],
-  reason?: DecisionReason,
-): Decision {
-  let allowed = true;
-  let binding = 0;
-  let resetAfterMs = 0;
-  let retryAfterMs = 0;
-  let delayMs = 0;
-  const parts: PolicyDecision[] = [];
-  for (let i = 0; i < policies.length; i++) {
-    const p = policies[i]!;
-    const r = results[i]!;
-    if (!r.allowed) allowed = false;
-    if (r.remaining < results[binding]!.remaining) binding = i;
-    resetAfterMs = Math.max(resetAfterMs, r.resetAfterMs);
-    retryAfterMs = Math.max(retryAfterMs, r.retryAfterMs);
-    delayMs = Math.max(delayMs, r.delayMs);
-    parts.push({
-      name: p.name,
-      kind: p.kind,
-      limit: p.limit,
-      windowMs: p.windowMs,
-      allowed: r.allowed,
-      remaining: r.remaining,
-      resetAfterMs: r.resetAfterMs,
-      retryAfterMs: r.retryAfterMs,
-      delayMs: r.delayMs,
-    });
-  }
-  const d = {
-    allowed,
-    limit: policies[binding]!.limit,
-    remaining: results[binding]!.remaining,
-    resetAfterMs,
-    retryAfterMs: allowed ? 0 : retryAfterMs,
-    delayMs: allowed ? delayMs : 0,
-    policies: parts,
-  };
-  return reason === undefined ? d : { ...d, reason };
-}
+export { toDecision };
 
 function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
   if (ms === undefined) return promise;
@@ -82,6 +40,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T>
 export function createLimiter(options: LimiterOptions): Limiter {
   validateOptions(options);
   const policies = validatePolicies(options.policy);
+  // `policies` is frozen for callers; V8 (Node 20) reads elements of a frozen array through a
+  // generic inline-cache call, so decisions are built from this unfrozen copy.
+  const list = policies.slice();
   const prefix = options.prefix ?? 'floodgate';
   validatePrefix(prefix);
   const { store, timeoutMs, onError } = options;
@@ -130,7 +91,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         retryAfterMs: allowed ? 0 : 1000,
         delayMs: 0,
       }));
-      return toDecision(policies, results, reason);
+      return toDecision(list, results, reason);
     }
     // The deadline was the primary store's; the fallback is not bounded by the limiter's timer.
     let local = call;
@@ -139,7 +100,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const { deadline: _, ...rest } = call;
       local = rest;
     }
-    return toDecision(policies, await onStoreError.evaluate(local), reason);
+    return toDecision(list, await onStoreError.evaluate(local), reason);
   }
 
   // An in-process store that can answer synchronously skips the promise machinery entirely.
@@ -160,7 +121,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       if (onStoreError !== 'throw') onError?.(error);
       return fallBack(call, error);
     }
-    return Promise.resolve(toDecision(policies, results));
+    return Promise.resolve(toDecision(list, results));
   }
 
   async function runRemote(call: StoreCall): Promise<Decision> {
@@ -179,12 +140,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
       return fallBack(call, error);
     }
     breaker?.success();
-    return toDecision(policies, results);
+    return toDecision(list, results);
   }
 
   async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
     const cached = cache.lookup(id, cost, clock());
-    if (cached !== undefined) return toDecision(policies, cached, 'blocked-cache');
+    if (cached !== undefined) return toDecision(list, cached, 'blocked-cache');
     const flight = cache.start(id);
     const epoch = flight.epoch;
     let decision: Decision | undefined;
