@@ -3,6 +3,7 @@ import {
   bucketKernel,
   fixedWindowKernel,
   type Policy,
+  type PolicyKind,
   type PolicyResult,
   slidingWindowKernel,
   slidingWindowLogKernel,
@@ -30,9 +31,28 @@ export const SWEEP_GRACE_MS = 60_000;
 /** The state of one policy under one prefix, by encoded identity. */
 export type Table = Map<string, Entry>;
 
+/**
+ * A policy's kind and parameters, copied out of `Policy.params`: that array is frozen, and V8
+ * (Node 20) compiles an element load from a frozen array to a generic inline-cache call, which
+ * costs more than the policy's arithmetic.
+ */
+export interface Spec {
+  readonly kind: PolicyKind;
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+}
+
+export function specOf(p: Policy): Spec {
+  const q = p.params;
+  return { kind: p.kind, a: q[0], b: q[1], c: q[2] };
+}
+
+/** What a limiter's policies array resolves to, once: tables (for `prefix`) and specs. */
 export interface Resolved {
-  readonly prefix: string;
+  readonly prefix: string | undefined;
   readonly tables: Table[];
+  readonly specs: Spec[];
 }
 
 export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyResult[K] } => ({
@@ -74,28 +94,27 @@ export function report(r: MutableResult, v: Verdict, charged: boolean, peek: boo
 
 /** Runs the policy's kernel on an entry's state (`live` false: empty state) into `v`. */
 export function decide(
-  p: Policy,
+  p: Spec,
   live: boolean,
   e: Entry | undefined,
   now: number,
   cost: number,
   v: Verdict,
 ): void {
-  const q = p.params;
   const s0 = live ? e!.s0 : 0;
   const s1 = live ? e!.s1 : 0;
   switch (p.kind) {
     case 'fixedWindow':
-      fixedWindowKernel(q[0], q[1], live, s0, s1, now, cost, v);
+      fixedWindowKernel(p.a, p.b, live, s0, s1, now, cost, v);
       return;
     case 'slidingWindow':
-      slidingWindowKernel(q[0], q[1], live, s0, s1, live ? e!.s2 : 0, now, cost, v);
+      slidingWindowKernel(p.a, p.b, live, s0, s1, live ? e!.s2 : 0, now, cost, v);
       return;
     case 'slidingWindowLog':
-      slidingWindowLogKernel(q[0], q[1], live ? e!.log : undefined, now, cost, v);
+      slidingWindowLogKernel(p.a, p.b, live ? e!.log : undefined, now, cost, v);
       return;
     default:
-      bucketKernel(p.kind === 'leakyBucket', q[0], q[1], q[2], live, s0, s1, now, cost, v);
+      bucketKernel(p.kind === 'leakyBucket', p.a, p.b, p.c, live, s0, s1, now, cost, v);
   }
 }
 

@@ -15,6 +15,7 @@ import {
   type Resolved,
   report,
   SWEEP_GRACE_MS,
+  specOf,
   splitKey,
   type Table,
 } from './entries.js';
@@ -42,6 +43,9 @@ export class MemoryStore implements Store {
   readonly #max: number;
   readonly #tables = new Map<string, Table>();
   readonly #resolved = new WeakMap<readonly Policy[], Resolved>();
+  // The last limiter's resolution: one limiter per store is the common case.
+  #lastPolicies: readonly Policy[] | undefined;
+  #last: Resolved | undefined;
   #size = 0;
   // Scratch reused by every call: decisions are made synchronously, one at a time.
   readonly #verdicts: Verdict[] = [];
@@ -79,22 +83,29 @@ export class MemoryStore implements Store {
     return table;
   }
 
-  // One lookup per limiter (its policies array is frozen and its own), not per key string.
-  #resolve(policies: readonly Policy[], prefix: string): Resolved {
+  // Once per limiter (its policies array is frozen and its own), not per key string. Without a
+  // prefix (a call with keys only) the tables are found per key instead.
+  #resolve(policies: readonly Policy[], prefix: string | undefined): Resolved {
+    const last = this.#last;
+    if (policies === this.#lastPolicies && last!.prefix === prefix) return last!;
     let r = this.#resolved.get(policies);
     if (r === undefined || r.prefix !== prefix) {
-      r = { prefix, tables: policies.map((p) => this.#table(`${prefix}{${p.id}`)) };
+      r = {
+        prefix,
+        tables: prefix === undefined ? [] : policies.map((p) => this.#table(`${prefix}{${p.id}`)),
+        specs: policies.map(specOf),
+      };
       this.#resolved.set(policies, r);
     }
+    this.#lastPolicies = policies;
+    this.#last = r;
     return r;
   }
 
   /** Points the scratch arrays at the call's tables and identities. */
-  #locate(call: StoreCall, n: number): void {
+  #locate(call: StoreCall, r: Resolved, n: number): void {
     const id = call.identity;
-    const prefix = call.prefix;
-    if (id !== undefined && prefix !== undefined) {
-      const r = this.#resolve(call.policies, prefix);
+    if (id !== undefined && r.prefix !== undefined) {
       for (let i = 0; i < n; i++) {
         this.#tablesOf[i] = r.tables[i]!;
         this.#ids[i] = id;
@@ -121,16 +132,17 @@ export class MemoryStore implements Store {
         `MemoryStore: now() must return non-negative integer ms, got ${now}`,
       );
     }
-    const policies = call.policies;
-    const n = policies.length;
-    if (n === 1 && call.identity !== undefined && call.prefix !== undefined) {
-      return this.#single(call, call.identity, now);
-    }
+    const id = call.identity;
+    // A prefix without an identity (or the reverse) is a call by keys: its tables come from them.
+    const res = this.#resolve(call.policies, id === undefined ? undefined : call.prefix);
+    const specs = res.specs;
+    const n = specs.length;
+    if (n === 1 && res.prefix !== undefined) return this.#single(call, res, id!, now);
     while (this.#verdicts.length < n) {
       this.#verdicts.push(newVerdict());
       this.#results.push(mutableResult());
     }
-    this.#locate(call, n);
+    this.#locate(call, res, n);
     const peek = call.mode === 'peek';
     const cost = peek ? 1 : call.cost;
     let all = true;
@@ -142,7 +154,7 @@ export class MemoryStore implements Store {
       if (live) e.used = true;
       this.#entries[i] = e;
       const v = this.#verdicts[i]!;
-      decide(policies[i]!, live, e, now, cost, v);
+      decide(specs[i]!, live, e, now, cost, v);
       if (!v.allowed) all = false;
     }
     const charge = all && !peek;
@@ -158,14 +170,14 @@ export class MemoryStore implements Store {
   }
 
   // The common case, one policy from a limiter: the same steps as the loop, without the scratch.
-  #single(call: StoreCall, id: string, now: number): readonly PolicyResult[] {
-    const table = this.#resolve(call.policies, call.prefix!).tables[0]!;
+  #single(call: StoreCall, res: Resolved, id: string, now: number): readonly PolicyResult[] {
+    const table = res.tables[0]!;
     const e = table.get(id);
     const live = e !== undefined && e.expiresAt > now;
     if (live) e.used = true;
     const peek = call.mode === 'peek';
     const v = this.#one;
-    decide(call.policies[0]!, live, e, now, peek ? 1 : call.cost, v);
+    decide(res.specs[0]!, live, e, now, peek ? 1 : call.cost, v);
     const r = this.#oneResult;
     const charge = v.allowed && !peek;
     if (charge) commit(e ?? this.#insert(table, id, now), v, now);
