@@ -109,18 +109,30 @@ export function createLimiter(options: LimiterOptions): Limiter {
       ? store
       : undefined;
 
+  // On the in-process path one call object is refilled per decision: nothing to allocate, and an
+  // instance that outlives each call keeps LimiterCall's hidden class alive. V8 collects a hidden
+  // class once every instance of it died, and then throws away the optimized code that checked it:
+  // with a fresh call per decision, every full GC sent the hot path back to the interpreter.
+  let spare = sync === undefined ? undefined : new LimiterCall(policies, prefix, '', 1, 'limit');
+
   // Not async: on the in-process path the promise returned is the only one made per decision.
-  function run(call: StoreCall): Promise<Decision> {
-    if (sync === undefined) return runRemote(call);
+  function run(id: string, cost: number, mode: 'limit' | 'peek'): Promise<Decision> {
+    if (sync === undefined) return runRemote(callOf(id, cost, mode));
+    // Taken while in use: a store that calls back into this limiter gets a call of its own.
+    const call = spare === undefined ? callOf(id, cost, mode) : spare.refill(id, cost, mode);
+    spare = undefined;
     let results: readonly PolicyResult[];
     try {
       results = sync.evaluateSync!(call);
     } catch (cause) {
+      spare = call;
       if (isCallerError(cause)) return Promise.reject(cause);
       const error = storeError(cause);
       if (onStoreError !== 'throw') onError?.(error);
-      return fallBack(call, error);
+      // A fallback store may hold on to its call: it gets one of its own.
+      return fallBack(call.withoutDeadline(), error);
     }
+    spare = call;
     return Promise.resolve(toDecision(list, results));
   }
 
@@ -150,7 +162,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const epoch = flight.epoch;
     let decision: Decision | undefined;
     try {
-      decision = await run(callOf(id, cost, 'limit'));
+      decision = await run(id, cost, 'limit');
       return decision;
     } finally {
       cache.finish(id, flight, epoch, cost, decision, clock());
@@ -158,7 +170,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (id: string, cost: number, mode: 'limit' | 'peek'): StoreCall =>
+  const callOf = (id: string, cost: number, mode: 'limit' | 'peek'): LimiterCall =>
     new LimiterCall(
       policies,
       prefix,
@@ -194,7 +206,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
             `cost ${cost} exceeds the largest admissible cost ${capacity}`,
           );
         }
-        if (blocked === undefined) return run(callOf(id, cost, 'limit'));
+        if (blocked === undefined) return run(id, cost, 'limit');
         return limitBlocked(blocked, id, cost);
       } catch (error) {
         // Bad input rejects, as from an async function, rather than throwing synchronously.
@@ -202,7 +214,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
     async peek(identity) {
-      return run(callOf(idOf(identity), 1, 'peek'));
+      return run(idOf(identity), 1, 'peek');
     },
     async reset(identity) {
       const id = idOf(identity);
