@@ -9,6 +9,13 @@ import type { Policy } from './types.js';
  * allocating one.
  */
 export class LimiterCall implements StoreCall {
+  // V8 forgets a hidden class once no object of it is alive, and throws away the optimized code
+  // that checks it: when the last limiter went (tests, per-tenant limiters, a benchmark between
+  // runs), the next one's hot path went back to the interpreter at the next full GC. This
+  // instance lives as long as the module.
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
+  static readonly #alive = new LimiterCall(Object.freeze([]), '', '', 1, 'limit');
+
   #keys: string[] | undefined;
   /** Present only when the limiter has a `timeoutMs` (`'deadline' in call` says so). */
   declare readonly deadline?: number;
