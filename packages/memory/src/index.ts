@@ -232,14 +232,15 @@ export class MemoryStore implements Store {
         break;
       }
     }
-    // Still over (a table holding only the new entry, or heads all used): evict elsewhere.
-    for (const [name, other] of this.#tables) {
+    // Still over (a table holding only the new entry, or heads all used): evict elsewhere. An
+    // emptied table stays: limiters hold it (#resolve), and one dropped here would take their
+    // later entries out of reach of reset() and of eviction.
+    for (const other of this.#tables.values()) {
       if (this.#size <= this.#max) break;
       for (const [id, e] of other) {
         if (this.#size <= this.#max) break;
         if (e !== added) this.#drop(other, id);
       }
-      if (other.size === 0 && other !== table) this.#tables.delete(name);
     }
   }
 

@@ -101,6 +101,23 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(3);
   });
 
+  it('reset still reaches an identity after eviction emptied its table', async () => {
+    // Two limiters, one key between them: each insert empties the other limiter's table.
+    const clock = { t: T0 };
+    const store = new MemoryStore({ now: () => clock.t, maxKeys: 1 });
+    const policy = fixedWindow({ limit: 1, window: '1m' });
+    const a = createLimiter({ store, policy, prefix: 'a' });
+    const b = createLimiter({ store, policy, prefix: 'b' });
+    await a.limit('x');
+    await b.limit('y');
+    expect((await a.limit('x')).allowed).toBe(true); // x was evicted: its usage forgotten
+    expect(store.size).toBe(1);
+    await a.reset('x');
+    expect(store.size).toBe(0);
+    expect(store.ttl(`a:{x}:${policy.id}`)).toBe(undefined);
+    expect((await a.limit('x')).allowed).toBe(true);
+  });
+
   it('counts one key per identity and policy', async () => {
     const policies = [
       fixedWindow({ limit: 5, window: '1m' }),
