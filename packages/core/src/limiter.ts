@@ -18,6 +18,13 @@ import type { Decision, DecisionReason } from './types.js';
 export type { Limiter, LimiterOptions };
 export { toDecision };
 
+/** `{ cost }` or `{}`: no other own enumerable key (as `Object.keys`, without its array). */
+function onlyCost(opts: unknown): boolean {
+  if (typeof opts !== 'object' || opts === null) return false;
+  for (const k in opts) if (k !== 'cost' && Object.hasOwn(opts, k)) return false;
+  return true;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
   if (ms === undefined) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -189,10 +196,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     limit(identity, opts) {
       try {
         // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
-        if (
-          opts !== undefined &&
-          (typeof opts !== 'object' || opts === null || Object.keys(opts).some((k) => k !== 'cost'))
-        ) {
+        if (opts !== undefined && !onlyCost(opts)) {
           throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
         }
         // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
