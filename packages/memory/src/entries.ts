@@ -10,7 +10,12 @@ import {
   type Verdict,
 } from '@floodgate/core';
 
-/** One key's state, updated in place; an expired entry is reused when its identity returns. */
+/**
+ * One key's state, updated in place; an expired entry is reused when its identity returns. Its
+ * times (`s0`, the window start or bucket time, and `expiresAt`) count ms from the store's epoch
+ * (its clock at its first decision): small integers for weeks, which V8 keeps inside the entry,
+ * where a timestamp is a boxed double, one more memory load per decision.
+ */
 export class Entry {
   s0 = 0;
   s1 = 0;
@@ -22,11 +27,9 @@ export class Entry {
 
   // V8 forgets a hidden class once no object of it is alive, and throws away the optimized code
   // that checks it: when the last store went, the next store's hot path went back to the
-  // interpreter at the next full GC. This entry lives as long as the module. Its time fields
-  // hold a fraction, so it has the representation every entry's reach (a timestamp is not a small
-  // integer); counts stay small integers, held in the entry itself rather than in a box.
+  // interpreter at the next full GC. This entry lives as long as the module.
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
-  static readonly #alive = Object.assign(new Entry(), { s0: 0.5, expiresAt: 0.5 });
+  static readonly #alive = new Entry();
 }
 
 /**
@@ -73,13 +76,16 @@ export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyRe
 
 type MutableResult = ReturnType<typeof mutableResult>;
 
-/** Writes an admitted verdict's next state into its entry. */
-export function commit(e: Entry, v: Verdict, now: number): void {
-  e.s0 = v.n0;
-  e.s1 = v.n1;
-  e.s2 = v.n2;
+/** Writes an admitted verdict's next state into its entry; `epoch` as in `Entry`. */
+export function commit(e: Entry, v: Verdict, epoch: number, now: number): void {
+  // The log kind leaves the scalars of the verdict as another kind last set them.
+  if (v.log === undefined) {
+    e.s0 = v.n0 - epoch;
+    e.s1 = v.n1;
+    e.s2 = v.n2;
+  }
   e.log = v.log;
-  e.expiresAt = now + v.nextResetAfterMs;
+  e.expiresAt = now - epoch + v.nextResetAfterMs;
 }
 
 /** What the caller sees of a verdict: after the charge when `charged`, as it stood otherwise. */
@@ -105,11 +111,12 @@ export function decide(
   p: Spec,
   live: boolean,
   e: Entry | undefined,
+  epoch: number,
   now: number,
   cost: number,
   v: Verdict,
 ): void {
-  const s0 = live ? e!.s0 : 0;
+  const s0 = live ? e!.s0 + epoch : 0;
   const s1 = live ? e!.s1 : 0;
   switch (p.kind) {
     case 'fixedWindow':

@@ -52,6 +52,8 @@ export class MemoryStore implements Store {
   #lastPolicies: readonly Policy[] | undefined;
   #last: Resolved | undefined;
   #size = 0;
+  /** The clock at the first decision: entries count their times from it (see Entry). */
+  #epoch: number | undefined;
   // Scratch reused by every call: decisions are made synchronously, one at a time.
   readonly #verdicts: Verdict[] = [];
   readonly #results: ReturnType<typeof mutableResult>[] = [];
@@ -77,6 +79,11 @@ export class MemoryStore implements Store {
     }
     this.#now = options.now ?? Date.now;
     this.#max = max;
+  }
+
+  #start(now: number): number {
+    this.#epoch = now;
+    return now;
   }
 
   #table(name: string): Table {
@@ -137,12 +144,13 @@ export class MemoryStore implements Store {
         `MemoryStore: now() must return non-negative integer ms, got ${now}`,
       );
     }
+    const epoch = this.#epoch ?? this.#start(now);
     const id = call.identity;
     // A prefix without an identity (or the reverse) is a call by keys: its tables come from them.
     const res = this.#resolve(call.policies, id === undefined ? undefined : call.prefix);
     const specs = res.specs;
     const n = specs.length;
-    if (n === 1 && res.prefix !== undefined) return this.#single(call, res, id!, now);
+    if (n === 1 && res.prefix !== undefined) return this.#single(call, res, id!, epoch, now);
     while (this.#verdicts.length < n) {
       this.#verdicts.push(newVerdict());
       this.#results.push(mutableResult());
@@ -155,11 +163,11 @@ export class MemoryStore implements Store {
     // it live, and a returning identity reuses it in place. Inserts sweep expired ones.
     for (let i = 0; i < n; i++) {
       const e = this.#tablesOf[i]!.get(this.#ids[i]!);
-      const live = e !== undefined && e.expiresAt > now;
+      const live = e !== undefined && e.expiresAt > now - epoch;
       if (live) e.used = true;
       this.#entries[i] = e;
       const v = this.#verdicts[i]!;
-      decide(specs[i]!, live, e, now, cost, v);
+      decide(specs[i]!, live, e, epoch, now, cost, v);
       if (!v.allowed) all = false;
     }
     const charge = all && !peek;
@@ -168,24 +176,32 @@ export class MemoryStore implements Store {
       const r = this.#results[i]!;
       const e = this.#entries[i];
       this.#entries[i] = undefined;
-      if (charge) commit(e ?? this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now), v, now);
+      if (charge) {
+        commit(e ?? this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now - epoch), v, epoch, now);
+      }
       report(r, v, charge, peek);
     }
     return this.#results;
   }
 
   // The common case, one policy from a limiter: the same steps as the loop, without the scratch.
-  #single(call: StoreCall, res: Resolved, id: string, now: number): readonly PolicyResult[] {
+  #single(
+    call: StoreCall,
+    res: Resolved,
+    id: string,
+    epoch: number,
+    now: number,
+  ): readonly PolicyResult[] {
     const table = res.tables[0]!;
     const e = table.get(id);
-    const live = e !== undefined && e.expiresAt > now;
+    const live = e !== undefined && e.expiresAt > now - epoch;
     if (live) e.used = true;
     const peek = call.mode === 'peek';
     const v = this.#one;
-    decide(res.specs[0]!, live, e, now, peek ? 1 : call.cost, v);
+    decide(res.specs[0]!, live, e, epoch, now, peek ? 1 : call.cost, v);
     const r = this.#oneResult;
     const charge = v.allowed && !peek;
-    if (charge) commit(e ?? this.#insert(table, id, now), v, now);
+    if (charge) commit(e ?? this.#insert(table, id, now - epoch), v, epoch, now);
     report(r, v, charge, peek);
     return this.#oneResults;
   }
@@ -201,11 +217,12 @@ export class MemoryStore implements Store {
     }
   }
 
-  #insert(table: Table, id: string, now: number): Entry {
+  /** `since`: ms since the epoch, as entries count. */
+  #insert(table: Table, id: string, since: number): Entry {
     const e = new Entry();
     table.set(id, e);
     this.#size += 1;
-    this.#sweep(table, e, now);
+    this.#sweep(table, e, since);
     return e;
   }
 
@@ -217,12 +234,12 @@ export class MemoryStore implements Store {
   // Expired ones go; a used one gets a second chance at the tail; past maxKeys an unused one is
   // evicted. A live, unused head within bounds ends the look at once, so a sweep never costs
   // more than it frees.
-  #sweep(table: Table, added: Entry, now: number): void {
+  #sweep(table: Table, added: Entry, since: number): void {
     for (let step = 0; step < 3; step++) {
       const head = table.entries().next();
       if (head.done === true || head.value[1] === added) break;
       const [id, e] = head.value;
-      if (e.expiresAt + SWEEP_GRACE_MS <= now || (this.#size > this.#max && !e.used)) {
+      if (e.expiresAt + SWEEP_GRACE_MS <= since || (this.#size > this.#max && !e.used)) {
         this.#drop(table, id);
       } else if (e.used) {
         e.used = false;
@@ -267,7 +284,7 @@ export class MemoryStore implements Store {
     const [name, id] = splitKey(key);
     const table = this.#tables.get(name);
     const e = table?.get(id);
-    const left = e === undefined ? 0 : e.expiresAt - this.#now();
+    const left = e === undefined ? 0 : e.expiresAt + (this.#epoch ?? 0) - this.#now();
     if (left <= 0) {
       if (table !== undefined) this.#drop(table, id);
       return undefined;
