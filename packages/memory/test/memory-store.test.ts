@@ -101,6 +101,18 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(3);
   });
 
+  it('decides the same long after its first decision (times past the small-integer range)', async () => {
+    const { clock, store, limiter, key } = setup(fixedWindow({ limit: 2, window: 1000 }));
+    await limiter.limit('a');
+    clock.t += 40 * 86_400_000 + 400; // 2^31 ms is under 25 days
+    expect((await limiter.limit('a')).remaining).toBe(1);
+    expect(store.ttl(key('a'))).toBe(600);
+    expect((await limiter.limit('a')).remaining).toBe(0);
+    expect((await limiter.limit('a')).allowed).toBe(false);
+    clock.t += 600;
+    expect((await limiter.limit('a')).allowed).toBe(true);
+  });
+
   it('reset still reaches an identity after eviction emptied its table', async () => {
     // Two limiters, one key between them: each insert empties the other limiter's table.
     const clock = { t: T0 };
