@@ -76,16 +76,20 @@ export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyRe
 
 type MutableResult = ReturnType<typeof mutableResult>;
 
+// `x` itself, but typed as a small integer when it is one: the difference of two doubles is a
+// double to V8 even when whole, and one double stored in a field boxes that field in every entry.
+const small = (x: number): number => (x === (x | 0) ? x | 0 : x);
+
 /** Writes an admitted verdict's next state into its entry; `epoch` as in `Entry`. */
 export function commit(e: Entry, v: Verdict, epoch: number, now: number): void {
   // The log kind leaves the scalars of the verdict as another kind last set them.
   if (v.log === undefined) {
-    e.s0 = v.n0 - epoch;
-    e.s1 = v.n1;
-    e.s2 = v.n2;
+    e.s0 = small(v.n0 - epoch);
+    e.s1 = small(v.n1);
+    e.s2 = small(v.n2);
   }
   e.log = v.log;
-  e.expiresAt = now - epoch + v.nextResetAfterMs;
+  e.expiresAt = small(now - epoch + v.nextResetAfterMs);
 }
 
 /** What the caller sees of a verdict: after the charge when `charged`, as it stood otherwise. */
