@@ -1,8 +1,9 @@
 export { Breaker, type BreakerOptions, type BreakerState } from './breaker.js';
+export { toDecision } from './decision.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
-export { createLimiter, type Limiter, type LimiterOptions, toDecision } from './limiter.js';
+export { createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export { LUA_SOURCES } from './lua.generated.js';
 export { newVerdict, type Verdict } from './policies/common.js';
 export { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';

@@ -90,7 +90,9 @@ export interface Store {
   /**
    * Optional synchronous `evaluate`, for in-process stores: the limiter then decides without a
    * promise per store call (when it has no `timeoutMs` and no breaker). The returned array and
-   * its objects may be reused by the store's next call: read them before calling it again.
+   * its objects may be reused by the store's next call: read them before calling it again. The
+   * call is the limiter's to reuse too: it is refilled for the next decision once this returns,
+   * so a store that keeps anything of it copies it.
    */
   evaluateSync?(call: StoreCall): readonly PolicyResult[];
   /** Deletes the keys: the identity is back to its empty state. */

@@ -71,6 +71,17 @@ describe('createLimiter', () => {
     expect((await rejection(l.reset(undefined as never))).code).toBe('INVALID_KEY');
     expect(store.calls).toBe(2);
   });
+
+  it('options are judged by their own keys, as Object.keys sees them', async () => {
+    const l = createLimiter({
+      store: new MapStore(),
+      policy: tokenBucket({ limit: 3, interval: '1s' }),
+    });
+    const inherited = Object.assign(Object.create({ priority: 1 }), { cost: 2 });
+    expect((await l.limit('u', inherited)).remaining).toBe(1);
+    const hidden = Object.defineProperty({ cost: 1 }, 'priority', { value: 1, enumerable: false });
+    expect((await l.limit('u', hidden)).remaining).toBe(0);
+  });
 });
 
 describe('options', () => {

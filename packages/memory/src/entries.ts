@@ -3,13 +3,19 @@ import {
   bucketKernel,
   fixedWindowKernel,
   type Policy,
+  type PolicyKind,
   type PolicyResult,
   slidingWindowKernel,
   slidingWindowLogKernel,
   type Verdict,
 } from '@floodgate/core';
 
-/** One key's state, updated in place; an expired entry is reused when its identity returns. */
+/**
+ * One key's state, updated in place; an expired entry is reused when its identity returns. Its
+ * times (`s0`, the window start or bucket time, and `expiresAt`) count ms from the store's epoch
+ * (its clock at its first decision): small integers for weeks, which V8 keeps inside the entry,
+ * where a timestamp is a boxed double, one more memory load per decision.
+ */
 export class Entry {
   s0 = 0;
   s1 = 0;
@@ -18,6 +24,12 @@ export class Entry {
   expiresAt = 0;
   /** Read since it last came up for eviction: it gets a second chance (CLOCK). */
   used = false;
+
+  // V8 forgets a hidden class once no object of it is alive, and throws away the optimized code
+  // that checks it: when the last store went, the next store's hot path went back to the
+  // interpreter at the next full GC. This entry lives as long as the module.
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
+  static readonly #alive = new Entry();
 }
 
 /**
@@ -30,9 +42,28 @@ export const SWEEP_GRACE_MS = 60_000;
 /** The state of one policy under one prefix, by encoded identity. */
 export type Table = Map<string, Entry>;
 
+/**
+ * A policy's kind and parameters, copied out of `Policy.params`: that array is frozen, and V8
+ * (Node 20) compiles an element load from a frozen array to a generic inline-cache call, which
+ * costs more than the policy's arithmetic.
+ */
+export interface Spec {
+  readonly kind: PolicyKind;
+  readonly a: number;
+  readonly b: number;
+  readonly c: number;
+}
+
+export function specOf(p: Policy): Spec {
+  const q = p.params;
+  return { kind: p.kind, a: q[0], b: q[1], c: q[2] };
+}
+
+/** What a limiter's policies array resolves to, once: tables (for `prefix`) and specs. */
 export interface Resolved {
-  readonly prefix: string;
+  readonly prefix: string | undefined;
   readonly tables: Table[];
+  readonly specs: Spec[];
 }
 
 export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyResult[K] } => ({
@@ -45,13 +76,20 @@ export const mutableResult = (): { -readonly [K in keyof PolicyResult]: PolicyRe
 
 type MutableResult = ReturnType<typeof mutableResult>;
 
-/** Writes an admitted verdict's next state into its entry. */
-export function commit(e: Entry, v: Verdict, now: number): void {
-  e.s0 = v.n0;
-  e.s1 = v.n1;
-  e.s2 = v.n2;
+// `x` itself, but typed as a small integer when it is one: the difference of two doubles is a
+// double to V8 even when whole, and one double stored in a field boxes that field in every entry.
+const small = (x: number): number => (x === (x | 0) ? x | 0 : x);
+
+/** Writes an admitted verdict's next state into its entry; `epoch` as in `Entry`. */
+export function commit(e: Entry, v: Verdict, epoch: number, now: number): void {
+  // The log kind leaves the scalars of the verdict as another kind last set them.
+  if (v.log === undefined) {
+    e.s0 = small(v.n0 - epoch);
+    e.s1 = small(v.n1);
+    e.s2 = small(v.n2);
+  }
   e.log = v.log;
-  e.expiresAt = now + v.nextResetAfterMs;
+  e.expiresAt = small(now - epoch + v.nextResetAfterMs);
 }
 
 /** What the caller sees of a verdict: after the charge when `charged`, as it stood otherwise. */
@@ -74,28 +112,28 @@ export function report(r: MutableResult, v: Verdict, charged: boolean, peek: boo
 
 /** Runs the policy's kernel on an entry's state (`live` false: empty state) into `v`. */
 export function decide(
-  p: Policy,
+  p: Spec,
   live: boolean,
   e: Entry | undefined,
+  epoch: number,
   now: number,
   cost: number,
   v: Verdict,
 ): void {
-  const q = p.params;
-  const s0 = live ? e!.s0 : 0;
+  const s0 = live ? e!.s0 + epoch : 0;
   const s1 = live ? e!.s1 : 0;
   switch (p.kind) {
     case 'fixedWindow':
-      fixedWindowKernel(q[0], q[1], live, s0, s1, now, cost, v);
+      fixedWindowKernel(p.a, p.b, live, s0, s1, now, cost, v);
       return;
     case 'slidingWindow':
-      slidingWindowKernel(q[0], q[1], live, s0, s1, live ? e!.s2 : 0, now, cost, v);
+      slidingWindowKernel(p.a, p.b, live, s0, s1, live ? e!.s2 : 0, now, cost, v);
       return;
     case 'slidingWindowLog':
-      slidingWindowLogKernel(q[0], q[1], live ? e!.log : undefined, now, cost, v);
+      slidingWindowLogKernel(p.a, p.b, live ? e!.log : undefined, now, cost, v);
       return;
     default:
-      bucketKernel(p.kind === 'leakyBucket', q[0], q[1], q[2], live, s0, s1, now, cost, v);
+      bucketKernel(p.kind === 'leakyBucket', p.a, p.b, p.c, live, s0, s1, now, cost, v);
   }
 }
 

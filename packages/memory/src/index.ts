@@ -15,6 +15,7 @@ import {
   type Resolved,
   report,
   SWEEP_GRACE_MS,
+  specOf,
   splitKey,
   type Table,
 } from './entries.js';
@@ -60,11 +61,21 @@ export interface MemoryStoreOptions {
  * ```
  */
 export class MemoryStore implements Store {
+  // Kept for the reason Entry keeps one (entries.ts): the class's hidden class outlives the
+  // user's last store, and so does the optimized code of the hot path.
+  // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
+  static readonly #alive = new MemoryStore();
+
   readonly #now: () => number;
   readonly #max: number;
   readonly #tables = new Map<string, Table>();
   readonly #resolved = new WeakMap<readonly Policy[], Resolved>();
+  // The last limiter's resolution: one limiter per store is the common case.
+  #lastPolicies: readonly Policy[] | undefined;
+  #last: Resolved | undefined;
   #size = 0;
+  /** The clock at the first decision: entries count their times from it (see Entry). */
+  #epoch: number | undefined;
   // Scratch reused by every call: decisions are made synchronously, one at a time.
   readonly #verdicts: Verdict[] = [];
   readonly #results: ReturnType<typeof mutableResult>[] = [];
@@ -92,6 +103,11 @@ export class MemoryStore implements Store {
     this.#max = max;
   }
 
+  #start(now: number): number {
+    this.#epoch = now;
+    return now;
+  }
+
   #table(name: string): Table {
     let table = this.#tables.get(name);
     if (table === undefined) {
@@ -101,22 +117,29 @@ export class MemoryStore implements Store {
     return table;
   }
 
-  // One lookup per limiter (its policies array is frozen and its own), not per key string.
-  #resolve(policies: readonly Policy[], prefix: string): Resolved {
+  // Once per limiter (its policies array is frozen and its own), not per key string. Without a
+  // prefix (a call with keys only) the tables are found per key instead.
+  #resolve(policies: readonly Policy[], prefix: string | undefined): Resolved {
+    const last = this.#last;
+    if (policies === this.#lastPolicies && last!.prefix === prefix) return last!;
     let r = this.#resolved.get(policies);
     if (r === undefined || r.prefix !== prefix) {
-      r = { prefix, tables: policies.map((p) => this.#table(`${prefix}{${p.id}`)) };
+      r = {
+        prefix,
+        tables: prefix === undefined ? [] : policies.map((p) => this.#table(`${prefix}{${p.id}`)),
+        specs: policies.map(specOf),
+      };
       this.#resolved.set(policies, r);
     }
+    this.#lastPolicies = policies;
+    this.#last = r;
     return r;
   }
 
   /** Points the scratch arrays at the call's tables and identities. */
-  #locate(call: StoreCall, n: number): void {
+  #locate(call: StoreCall, r: Resolved, n: number): void {
     const id = call.identity;
-    const prefix = call.prefix;
-    if (id !== undefined && prefix !== undefined) {
-      const r = this.#resolve(call.policies, prefix);
+    if (id !== undefined && r.prefix !== undefined) {
       for (let i = 0; i < n; i++) {
         this.#tablesOf[i] = r.tables[i]!;
         this.#ids[i] = id;
@@ -143,16 +166,18 @@ export class MemoryStore implements Store {
         `MemoryStore: now() must return non-negative integer ms, got ${now}`,
       );
     }
-    const policies = call.policies;
-    const n = policies.length;
-    if (n === 1 && call.identity !== undefined && call.prefix !== undefined) {
-      return this.#single(call, call.identity, now);
-    }
+    const epoch = this.#epoch ?? this.#start(now);
+    const id = call.identity;
+    // A prefix without an identity (or the reverse) is a call by keys: its tables come from them.
+    const res = this.#resolve(call.policies, id === undefined ? undefined : call.prefix);
+    const specs = res.specs;
+    const n = specs.length;
+    if (n === 1 && res.prefix !== undefined) return this.#single(call, res, id!, epoch, now);
     while (this.#verdicts.length < n) {
       this.#verdicts.push(newVerdict());
       this.#results.push(mutableResult());
     }
-    this.#locate(call, n);
+    this.#locate(call, res, n);
     const peek = call.mode === 'peek';
     const cost = peek ? 1 : call.cost;
     let all = true;
@@ -160,11 +185,11 @@ export class MemoryStore implements Store {
     // it live, and a returning identity reuses it in place. Inserts sweep expired ones.
     for (let i = 0; i < n; i++) {
       const e = this.#tablesOf[i]!.get(this.#ids[i]!);
-      const live = e !== undefined && e.expiresAt > now;
+      const live = e !== undefined && e.expiresAt > now - epoch;
       if (live) e.used = true;
       this.#entries[i] = e;
       const v = this.#verdicts[i]!;
-      decide(policies[i]!, live, e, now, cost, v);
+      decide(specs[i]!, live, e, epoch, now, cost, v);
       if (!v.allowed) all = false;
     }
     const charge = all && !peek;
@@ -173,24 +198,32 @@ export class MemoryStore implements Store {
       const r = this.#results[i]!;
       const e = this.#entries[i];
       this.#entries[i] = undefined;
-      if (charge) commit(e ?? this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now), v, now);
+      if (charge) {
+        commit(e ?? this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now - epoch), v, epoch, now);
+      }
       report(r, v, charge, peek);
     }
     return this.#results;
   }
 
   // The common case, one policy from a limiter: the same steps as the loop, without the scratch.
-  #single(call: StoreCall, id: string, now: number): readonly PolicyResult[] {
-    const table = this.#resolve(call.policies, call.prefix!).tables[0]!;
+  #single(
+    call: StoreCall,
+    res: Resolved,
+    id: string,
+    epoch: number,
+    now: number,
+  ): readonly PolicyResult[] {
+    const table = res.tables[0]!;
     const e = table.get(id);
-    const live = e !== undefined && e.expiresAt > now;
+    const live = e !== undefined && e.expiresAt > now - epoch;
     if (live) e.used = true;
     const peek = call.mode === 'peek';
     const v = this.#one;
-    decide(call.policies[0]!, live, e, now, peek ? 1 : call.cost, v);
+    decide(res.specs[0]!, live, e, epoch, now, peek ? 1 : call.cost, v);
     const r = this.#oneResult;
     const charge = v.allowed && !peek;
-    if (charge) commit(e ?? this.#insert(table, id, now), v, now);
+    if (charge) commit(e ?? this.#insert(table, id, now - epoch), v, epoch, now);
     report(r, v, charge, peek);
     return this.#oneResults;
   }
@@ -206,11 +239,12 @@ export class MemoryStore implements Store {
     }
   }
 
-  #insert(table: Table, id: string, now: number): Entry {
+  /** `since`: ms since the epoch, as entries count. */
+  #insert(table: Table, id: string, since: number): Entry {
     const e = new Entry();
     table.set(id, e);
     this.#size += 1;
-    this.#sweep(table, e, now);
+    this.#sweep(table, e, since);
     return e;
   }
 
@@ -222,12 +256,12 @@ export class MemoryStore implements Store {
   // Expired ones go; a used one gets a second chance at the tail; past maxKeys an unused one is
   // evicted. A live, unused head within bounds ends the look at once, so a sweep never costs
   // more than it frees.
-  #sweep(table: Table, added: Entry, now: number): void {
+  #sweep(table: Table, added: Entry, since: number): void {
     for (let step = 0; step < 3; step++) {
       const head = table.entries().next();
       if (head.done === true || head.value[1] === added) break;
       const [id, e] = head.value;
-      if (e.expiresAt + SWEEP_GRACE_MS <= now || (this.#size > this.#max && !e.used)) {
+      if (e.expiresAt + SWEEP_GRACE_MS <= since || (this.#size > this.#max && !e.used)) {
         this.#drop(table, id);
       } else if (e.used) {
         e.used = false;
@@ -237,14 +271,15 @@ export class MemoryStore implements Store {
         break;
       }
     }
-    // Still over (a table holding only the new entry, or heads all used): evict elsewhere.
-    for (const [name, other] of this.#tables) {
+    // Still over (a table holding only the new entry, or heads all used): evict elsewhere. An
+    // emptied table stays: limiters hold it (#resolve), and one dropped here would take their
+    // later entries out of reach of reset() and of eviction.
+    for (const other of this.#tables.values()) {
       if (this.#size <= this.#max) break;
       for (const [id, e] of other) {
         if (this.#size <= this.#max) break;
         if (e !== added) this.#drop(other, id);
       }
-      if (other.size === 0 && other !== table) this.#tables.delete(name);
     }
   }
 
@@ -271,7 +306,7 @@ export class MemoryStore implements Store {
     const [name, id] = splitKey(key);
     const table = this.#tables.get(name);
     const e = table?.get(id);
-    const left = e === undefined ? 0 : e.expiresAt - this.#now();
+    const left = e === undefined ? 0 : e.expiresAt + (this.#epoch ?? 0) - this.#now();
     if (left <= 0) {
       if (table !== undefined) this.#drop(table, id);
       return undefined;

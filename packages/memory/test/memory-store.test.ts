@@ -101,6 +101,35 @@ describe('MemoryStore', () => {
     expect(store.size).toBe(3);
   });
 
+  it('decides the same long after its first decision (times past the small-integer range)', async () => {
+    const { clock, store, limiter, key } = setup(fixedWindow({ limit: 2, window: 1000 }));
+    await limiter.limit('a');
+    clock.t += 40 * 86_400_000 + 400; // 2^31 ms is under 25 days
+    expect((await limiter.limit('a')).remaining).toBe(1);
+    expect(store.ttl(key('a'))).toBe(600);
+    expect((await limiter.limit('a')).remaining).toBe(0);
+    expect((await limiter.limit('a')).allowed).toBe(false);
+    clock.t += 600;
+    expect((await limiter.limit('a')).allowed).toBe(true);
+  });
+
+  it('reset still reaches an identity after eviction emptied its table', async () => {
+    // Two limiters, one key between them: each insert empties the other limiter's table.
+    const clock = { t: T0 };
+    const store = new MemoryStore({ now: () => clock.t, maxKeys: 1 });
+    const policy = fixedWindow({ limit: 1, window: '1m' });
+    const a = createLimiter({ store, policy, prefix: 'a' });
+    const b = createLimiter({ store, policy, prefix: 'b' });
+    await a.limit('x');
+    await b.limit('y');
+    expect((await a.limit('x')).allowed).toBe(true); // x was evicted: its usage forgotten
+    expect(store.size).toBe(1);
+    await a.reset('x');
+    expect(store.size).toBe(0);
+    expect(store.ttl(`a:{x}:${policy.id}`)).toBe(undefined);
+    expect((await a.limit('x')).allowed).toBe(true);
+  });
+
   it('counts one key per identity and policy', async () => {
     const policies = [
       fixedWindow({ limit: 5, window: '1m' }),

@@ -2,6 +2,7 @@ import type { Policy } from '../types.js';
 import {
   admit,
   deny,
+  floorDiv,
   newVerdict,
   type PolicyOutcome,
   type PolicyState,
@@ -63,7 +64,8 @@ export function fixedWindowKernel(
 ): void {
   const now = has && s0 > t ? s0 : t;
   const shift = now - t;
-  const start = now - (now % w);
+  // = now - now % w, as the Lua computes it: `%` on doubles compiles to a slow x87 loop in V8.
+  const start = floorDiv(now, w) * w;
   const count = has && s0 === start ? s1 : 0;
   const end = start + w - now;
   const reset = count > 0 ? end : 0;

@@ -64,7 +64,8 @@ export function slidingWindowKernel(
 ): void {
   const now = has && s0 > t ? s0 : t;
   const shift = now - t;
-  const start = now - (now % w);
+  // = now - now % w, as the Lua computes it: `%` on doubles compiles to a slow x87 loop in V8.
+  const start = floorDiv(now, w) * w;
   const elapsed = now - start;
   let cur = 0;
   let prev = 0;

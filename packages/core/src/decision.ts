@@ -1,0 +1,84 @@
+import type { PolicyResult } from './store.js';
+import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
+
+function part(p: Policy, r: PolicyResult): PolicyDecision {
+  return {
+    name: p.name,
+    kind: p.kind,
+    limit: p.limit,
+    windowMs: p.windowMs,
+    allowed: r.allowed,
+    remaining: r.remaining,
+    resetAfterMs: r.resetAfterMs,
+    retryAfterMs: r.retryAfterMs,
+    delayMs: r.delayMs,
+  };
+}
+
+// One policy, the common case: no loop, and the parts array is allocated at its final size (a
+// push onto `[]` allocates a 16-slot backing store, more garbage than the decision itself).
+function single(p: Policy, r: PolicyResult): Decision {
+  const allowed = Boolean(r.allowed);
+  return {
+    allowed,
+    limit: p.limit,
+    remaining: r.remaining,
+    resetAfterMs: Math.max(0, r.resetAfterMs),
+    retryAfterMs: allowed ? 0 : Math.max(0, r.retryAfterMs),
+    delayMs: allowed ? Math.max(0, r.delayMs) : 0,
+    policies: [part(p, r)],
+  };
+}
+
+/**
+ * Combines per-policy results into the decision a caller sees.
+ * @example
+ * What a limiter does with a store's answer (useful when calling a store directly, as tests do).
+ * ```ts
+ * import { type Store, type StoreCall, toDecision } from '@floodgate/core';
+ *
+ * declare const store: Store;
+ * declare const call: StoreCall;
+ * const decision = toDecision(call.policies, await store.evaluate(call));
+ * ```
+ */
+export function toDecision(
+  policies: readonly Policy[],
+  results: readonly PolicyResult[],
+  reason?: DecisionReason,
+): Decision {
+  const n = policies.length;
+  const d = n === 1 ? single(policies[0]!, results[0]!) : several(policies, results, n);
+  return reason === undefined ? d : { ...d, reason };
+}
+
+function several(
+  policies: readonly Policy[],
+  results: readonly PolicyResult[],
+  n: number,
+): Decision {
+  let allowed = true;
+  let binding = 0;
+  let resetAfterMs = 0;
+  let retryAfterMs = 0;
+  let delayMs = 0;
+  const parts = new Array<PolicyDecision>(n);
+  for (let i = 0; i < n; i++) {
+    const r = results[i]!;
+    if (!r.allowed) allowed = false;
+    if (r.remaining < results[binding]!.remaining) binding = i;
+    resetAfterMs = Math.max(resetAfterMs, r.resetAfterMs);
+    retryAfterMs = Math.max(retryAfterMs, r.retryAfterMs);
+    delayMs = Math.max(delayMs, r.delayMs);
+    parts[i] = part(policies[i]!, r);
+  }
+  return {
+    allowed,
+    limit: policies[binding]!.limit,
+    remaining: results[binding]!.remaining,
+    resetAfterMs,
+    retryAfterMs: allowed ? 0 : retryAfterMs,
+    delayMs: allowed ? delayMs : 0,
+    policies: parts,
+  };
+}
