@@ -11,6 +11,10 @@ export class MapStore implements Store {
   ) {}
   async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     this.calls++;
+    return this.decide(call);
+  }
+  /** The decision itself, synchronous, for subclasses that also offer `evaluateSync`. */
+  protected decide(call: StoreCall): readonly PolicyResult[] {
     const { results, writes } = evaluateAll(
       call,
       call.keys.map((k) => this.states.get(k)),

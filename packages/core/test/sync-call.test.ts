@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../src/limiter.js';
 import { fixedWindow } from '../src/policies/factories.js';
-import { evaluateAll, type PolicyResult, type Store, type StoreCall } from '../src/store.js';
+import { type PolicyResult, type Store, type StoreCall } from '../src/store.js';
 import { MapStore } from './map-store.js';
 
 /** A MapStore that also answers synchronously, with a hook run inside each call. */
@@ -14,15 +14,7 @@ class SyncStore extends MapStore {
   evaluateSync(call: StoreCall): readonly PolicyResult[] {
     this.inside?.(call);
     this.seen.push(call.keys.join(','));
-    const { results, writes } = evaluateAll(
-      call,
-      call.keys.map((k) => this.states.get(k)),
-      this.now(),
-    );
-    writes.forEach((w, i) => {
-      if (w !== undefined) this.states.set(call.keys[i]!, w.state);
-    });
-    return results;
+    return this.decide(call);
   }
 }
 
