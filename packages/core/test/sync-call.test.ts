@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLimiter } from '../src/limiter.js';
 import { fixedWindow } from '../src/policies/factories.js';
-import { type PolicyResult, type Store, type StoreCall } from '../src/store.js';
+import type { PolicyResult, Store, StoreCall } from '../src/store.js';
 import { MapStore } from './map-store.js';
 
 /** A MapStore that also answers synchronously, with a hook run inside each call. */
