@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import { FloodgateError } from './errors.js';
 import type { PolicyKind } from './policies/kinds.js';
 import {
   argCount,
-  assembleBatchScript,
+  compileScript,
   decodeScriptReply,
   type LimitScript,
   writeScriptArgs,
@@ -17,6 +16,7 @@ export interface BatchScript extends LimitScript {
   readonly argsPerCall: number;
 }
 
+// Per kinds, not only per policies array: calls of two limiters with the same kinds share a run.
 const byKinds = new Map<string, BatchScript>();
 const byPolicies = new WeakMap<readonly Policy[], BatchScript>();
 
@@ -28,10 +28,8 @@ export function batchScriptFor(policies: readonly Policy[]): BatchScript {
     const signature = kinds.join(',');
     script = byKinds.get(signature);
     if (script === undefined) {
-      const source = assembleBatchScript(kinds);
       script = {
-        source,
-        sha1: createHash('sha1').update(source).digest('hex'),
+        ...compileScript('batch', kinds),
         keysPerCall: kinds.length,
         argsPerCall: argCount(kinds),
       };
@@ -52,9 +50,8 @@ const MAX_CALLS = 512;
  * script holds the Redis server (every other client waits while it runs) and the size of one
  * command; past about 64 calls a batch saves nothing more per call (docs/stores.md).
  */
-export function checkBatch(value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (value === true) return DEFAULT_MAX_CALLS;
+export function checkBatch(value: unknown): number {
+  if (value === undefined || value === true) return DEFAULT_MAX_CALLS;
   if (value === false) return 0;
   const max = (value as { maxCalls?: unknown } | null)?.maxCalls;
   const ok =

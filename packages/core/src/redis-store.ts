@@ -1,6 +1,6 @@
 import { ClockOffset } from './clock-offset.js';
 import { FloodgateError, isFloodgateError } from './errors.js';
-import { Batcher, checkBatch, DEFAULT_MAX_CALLS } from './redis-batch.js';
+import { Batcher, checkBatch } from './redis-batch.js';
 import { decodeScriptReply, encodeScriptArgs, type LimitScript, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
@@ -61,8 +61,6 @@ export interface RedisStoreOptions {
 }
 
 const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
-// Calls per batch when `batch` is not given (0: off); measured in docs/stores.md.
-const BATCH_DEFAULT = DEFAULT_MAX_CALLS;
 
 function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
   if (value === undefined) return undefined;
@@ -139,7 +137,7 @@ export abstract class RedisScriptStore implements Store {
     if (clock === 'client') this.now = this.clockNow;
     this.#rejectIfNotReady = options.rejectIfNotReady === true;
     this.#replicas = checkReplicas(options.replicas);
-    const maxBatch = checkBatch(options.batch, BATCH_DEFAULT);
+    const maxBatch = checkBatch(options.batch);
     // Strict mode pairs each script run with its own WAIT: never batched.
     this.#maxBatch = this.#replicas === undefined ? maxBatch : 0;
     if (

@@ -195,8 +195,27 @@ export function assembleBatchScript(kinds: readonly PolicyKind[]): string {
 
 // Lua allows 200 locals per function: the prelude takes 6, each policy 10.
 const MAX_POLICIES = 16;
-const byKinds = new Map<string, LimitScript>();
+const compiled = new Map<string, LimitScript>();
 const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
+
+/**
+ * The one-call or the batch script for these kinds with its SHA-1, assembled once per process.
+ * Both refuse more policies than a Lua function has locals for, so a batched call fails exactly
+ * as a lone one would.
+ */
+export function compileScript(variant: 'one' | 'batch', kinds: readonly PolicyKind[]): LimitScript {
+  const signature = `${variant}:${kinds.join(',')}`;
+  let script = compiled.get(signature);
+  if (script === undefined) {
+    if (kinds.length > MAX_POLICIES) {
+      throw new FloodgateError('INVALID_POLICY', `at most ${MAX_POLICIES} policies per limiter`);
+    }
+    const source = variant === 'one' ? assembleScript(kinds) : assembleBatchScript(kinds);
+    script = { source, sha1: createHash('sha1').update(source).digest('hex') };
+    compiled.set(signature, script);
+  }
+  return script;
+}
 
 /**
  * The script for these kinds, assembled once per process.
@@ -209,17 +228,7 @@ const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
  * ```
  */
 export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
-  const signature = kinds.join(',');
-  let script = byKinds.get(signature);
-  if (script === undefined) {
-    if (kinds.length > MAX_POLICIES) {
-      throw new FloodgateError('INVALID_POLICY', `at most ${MAX_POLICIES} policies per limiter`);
-    }
-    const source = assembleScript(kinds);
-    script = { source, sha1: createHash('sha1').update(source).digest('hex') };
-    byKinds.set(signature, script);
-  }
-  return script;
+  return compileScript('one', kinds);
 }
 
 /**

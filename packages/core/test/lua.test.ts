@@ -15,6 +15,7 @@ import {
 } from '../src/policies/factories.js';
 import type { PolicyKind } from '../src/policies/kinds.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
+import { batchScriptFor } from '../src/redis-batch.js';
 import {
   argCount,
   assembleBatchScript,
@@ -114,6 +115,22 @@ describe('one lean script per combination of kinds', () => {
       expect(batch).toContain(`pcall(one, c * ${kinds.length}, c * ${argCount(kinds)})`);
       expect(batch).not.toContain('PER_CALL');
     }
+  });
+
+  it('one-call and batch scripts alike refuse more policies than Lua has locals for', () => {
+    const many = Array.from({ length: 17 }, (_, i) =>
+      fixedWindow({ limit: 5, window: '1s', name: `p${i}` }),
+    );
+    for (const compile of [() => scriptFor(many), () => batchScriptFor(many)]) {
+      let error: unknown;
+      try {
+        compile();
+      } catch (e) {
+        error = e;
+      }
+      expect(isFloodgateError(error) && error.code).toBe('INVALID_POLICY');
+    }
+    expect(batchScriptFor(many.slice(0, 16)).keysPerCall).toBe(16);
   });
 
   it('scriptFor: one script per kinds, cached per policies array; sha1 is the text SHA-1', () => {
