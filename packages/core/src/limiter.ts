@@ -16,7 +16,6 @@ import type { PolicyResult, StoreCall } from './store.js';
 import type { Decision, DecisionReason } from './types.js';
 
 export type { Limiter, LimiterOptions };
-export { toDecision };
 
 /** `{ cost }` or `{}`: no other own enumerable key (as `Object.keys`, without its array). */
 function onlyCost(opts: unknown): boolean {

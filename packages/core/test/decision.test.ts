@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toDecision } from '../src/limiter.js';
+import { toDecision } from '../src/decision.js';
 import { fixedWindow, leakyBucket, tokenBucket } from '../src/policies/factories.js';
 import type { PolicyResult } from '../src/store.js';
 
