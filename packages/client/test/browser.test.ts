@@ -41,6 +41,26 @@ const CORS = {
   'Access-Control-Expose-Headers': 'Retry-After, RateLimit, RateLimit-Policy',
 };
 
+/**
+ * Debian's Chromium, or Homebrew's, or CHROMIUM_PATH: the same places `scripts/setup-system.sh`
+ * installs to and looks in. Missing, the test fails and names the script (it never skips).
+ */
+function chromiumPath(): string {
+  const candidates = [
+    process.env.CHROMIUM_PATH,
+    '/usr/bin/chromium',
+    '/usr/bin/chromium-browser',
+    '/Applications/Chromium.app/Contents/MacOS/Chromium',
+  ];
+  const found = candidates.find((p): p is string => !!p && existsSync(p));
+  if (!found) {
+    throw new Error(
+      'No Chromium for the browser test: run `sh scripts/setup-system.sh` from the repository root (or set CHROMIUM_PATH)',
+    );
+  }
+  return found;
+}
+
 let site: TestServer;
 let api: TestServer;
 let browser: Browser;
@@ -78,7 +98,7 @@ beforeAll(async () => {
   });
 
   browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     args: [
       '--headless',
       '--no-sandbox',
