@@ -173,6 +173,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return toDecision(list, results);
   }
 
+  /** The store's reset, bounded and counted by the breaker like a decision. */
+  async function resetStore(keys: readonly string[]): Promise<void> {
+    if (breaker !== undefined && !breaker.admit()) throw open();
+    try {
+      await withTimeout(store.reset(keys), timeoutMs);
+    } catch (cause) {
+      if (isCallerError(cause)) {
+        breaker?.release();
+        throw cause;
+      }
+      const error = storeError(cause);
+      breaker?.failure(error);
+      throw error;
+    }
+    breaker?.success();
+  }
+
   async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
     const cached = cache.lookup(id, cost, clock());
     if (cached !== undefined) return toDecision(list, cached, 'blocked-cache');
@@ -235,22 +252,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const id = idOf(identity);
       const keys = keysOf(id);
       blocked?.invalidate(id);
+      // The store hears of the reset in the caller's tick, as it hears of `limit` calls: it
+      // orders the reset after the calls made before it and before those made after it.
+      const remote = resetStore(keys);
+      // Decisions made by a fallback store during an outage are forgotten too.
+      const local = typeof onStoreError === 'object' ? onStoreError.reset(keys) : undefined;
       try {
-        // Decisions made by a fallback store during an outage are forgotten too.
-        if (typeof onStoreError === 'object') await onStoreError.reset(keys);
-        if (breaker !== undefined && !breaker.admit()) throw open();
-        try {
-          await withTimeout(store.reset(keys), timeoutMs);
-        } catch (cause) {
-          if (isCallerError(cause)) {
-            breaker?.release();
-            throw cause;
-          }
-          const error = storeError(cause);
-          breaker?.failure(error);
-          throw error;
-        }
-        breaker?.success();
+        const [r, l] = await Promise.allSettled([remote, local]);
+        if (r.status === 'rejected') throw r.reason;
+        if (l.status === 'rejected') throw l.reason;
       } finally {
         // A denial that was in flight during the reset may predate it: it must not be cached.
         blocked?.invalidate(id);

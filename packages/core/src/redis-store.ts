@@ -1,5 +1,6 @@
 import { ClockOffset } from './clock-offset.js';
 import { FloodgateError, isFloodgateError } from './errors.js';
+import { KeyOrder } from './key-order.js';
 import { Batcher, checkBatch } from './redis-batch.js';
 import { decodeScriptReply, encodeScriptArgs, type LimitScript, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
@@ -115,6 +116,7 @@ export abstract class RedisScriptStore implements Store {
   readonly #maxBatch: number;
   // Decided on the first call: the adapter says whether it can batch once it is constructed.
   #batcher: Batcher | null | undefined;
+  readonly #order = new KeyOrder();
 
   protected constructor(label: string, options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -193,7 +195,15 @@ export abstract class RedisScriptStore implements Store {
     });
   }
 
-  async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    const keys = call.keys;
+    return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
+  }
+
+  async #evaluate(
+    call: StoreCall,
+    barrier: Promise<unknown> | undefined,
+  ): Promise<readonly PolicyResult[]> {
     let now: number | undefined;
     if (this.now !== undefined) {
       now = this.now();
@@ -204,6 +214,7 @@ export abstract class RedisScriptStore implements Store {
     if (this.#rejectIfNotReady && !this.isReady()) {
       throw new FloodgateError('STORE_UNAVAILABLE', `Redis (${this.#label}) is not ready`);
     }
+    if (barrier !== undefined) await barrier;
     let deadline: number | undefined;
     if (call.deadline !== undefined && call.mode === 'limit') {
       if (!this.#offset.known) await this.#probeTime(call.keys[0]!);
@@ -298,15 +309,17 @@ export abstract class RedisScriptStore implements Store {
     this.#offset.sample(Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000), received);
   }
 
-  async reset(keys: readonly string[]): Promise<void> {
-    if (keys.length === 0) return;
-    // Calls made before this reset, still waiting for their tick, go first.
-    this.#batcher?.flush();
-    try {
-      // All keys of one identity share a hash tag: one DEL, one slot.
-      await this.send(keys[0]!, 'DEL', keys.slice());
-    } catch (error) {
-      throw this.#unavailable(error);
-    }
+  /** One `DEL`, after the calls on the keys made before it (see `KeyOrder`). */
+  reset(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
+    const argv = keys.slice();
+    return this.#order.reset(argv, async () => {
+      try {
+        // All keys of one identity share a hash tag: one DEL, one slot.
+        await this.send(argv[0]!, 'DEL', argv);
+      } catch (error) {
+        throw this.#unavailable(error);
+      }
+    });
   }
 }
