@@ -9,6 +9,7 @@ import {
   type Limiter,
   type LimiterOptions,
   storeError,
+  timeoutOf,
   validateOptions,
   validatePolicies,
 } from './limiter-options.js';
@@ -24,14 +25,21 @@ function onlyCost(opts: unknown): boolean {
   return true;
 }
 
+// Where there is one, the timeout is decided in the event loop's check phase: a timer that fires
+// late because this process was busy (GC, CPU-bound work) must not beat a reply that arrived in
+// time and waits in the socket; the poll phase in between delivers it first. Taken at load, so
+// fake timers installed later move the timer and leave this hop real.
+const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
+const afterIo: (fn: () => void) => void =
+  immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
+
 function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
   if (ms === undefined) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`)),
-      ms,
-    );
+    const fail = () =>
+      reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`));
+    timer = setTimeout(() => afterIo(fail), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -59,7 +67,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const list = policies.slice();
   const prefix = options.prefix ?? 'floodgate';
   validatePrefix(prefix);
-  const { store, timeoutMs, onError } = options;
+  const { store, onError } = options;
+  const timeoutMs = timeoutOf(options);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;

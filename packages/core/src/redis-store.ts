@@ -33,8 +33,8 @@ export interface RedisStoreOptions {
   now?: () => number;
   /**
    * Fail a decision at once (the limiter then applies `onStoreError`) while the client is not
-   * connected, instead of letting the client queue the command until it reconnects or gives up.
-   * Useful without a limiter `timeoutMs`.
+   * connected, instead of letting the client queue the command until it reconnects or gives up
+   * (the limiter's `timeoutMs`, 250 ms by default for Redis stores, bounds that wait otherwise).
    * @default false
    */
   rejectIfNotReady?: boolean;
