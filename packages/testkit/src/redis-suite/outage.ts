@@ -120,6 +120,39 @@ export function redisOutageTests<C>(
     }, 30_000);
   }
 
+  it('a reply read late behind a busy event loop is taken, and later scripts are not refused as late (default deadline)', async () => {
+    const own = await startRedisServer();
+    const client = adapter.create(own.url);
+    await adapter.connect(client);
+    try {
+      const limiter = createLimiter({
+        store: adapter.makeStore(client, { batch: false }),
+        policy: fixedWindow({ limit: 100, window: '1h' }),
+        prefix: `busy-${tag}`,
+        blockCache: false,
+      });
+      expect((await limiter.limit('k')).reason).toBeUndefined(); // the store learns Redis's clock
+      // The command goes out, Redis answers at once, and this process is busy for 400 ms (a long
+      // GC, CPU-bound work) before it reads the reply: the 250 ms timer is overdue by then.
+      const slow = limiter.limit('k');
+      setImmediate(() => {
+        const end = performance.now() + 400;
+        while (performance.now() < end) {}
+      });
+      const ds = [await slow];
+      for (let i = 0; i < 3; i++) ds.push(await limiter.limit('k'));
+      expect(ds.map((d) => [d.reason, d.remaining])).toEqual([
+        [undefined, 98],
+        [undefined, 97],
+        [undefined, 96],
+        [undefined, 95],
+      ]);
+    } finally {
+      await adapter.disconnect(client);
+      await own.stop();
+    }
+  });
+
   it('a server down when the process starts: the first decisions are bounded, breaker open within seconds, fallback decides', async () => {
     const client = adapter.create(`redis://127.0.0.1:${await freePort()}`); // nothing listens
     // Connecting as an app does at start-up, without waiting for it (it may never succeed).
