@@ -75,6 +75,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
                 ],
                 prefix: `flush-${tag}${autoPipelining === true ? '-piped' : ''}-${batch}`,
                 onStoreError: 'throw', // an error must surface, not hide behind the fallback
+                timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
                 blockCache: false,
               });
               const before = await commandCalls(server().port);

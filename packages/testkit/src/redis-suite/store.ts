@@ -147,6 +147,7 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
             policy: slidingWindowLog({ limit: 37, window: '1h' }),
             prefix: `conc-${batch}-${tag}`,
             onStoreError: 'throw',
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
             blockCache: false,
           });
           const before = await commandCalls(server().port);
