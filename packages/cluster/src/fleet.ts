@@ -5,7 +5,8 @@ import type { Shard } from './shards.js';
 
 /**
  * What `onMixedFleet` is told: other processes recorded, on these shards, a topology that
- * decides identities differently from this process, within the last four check intervals.
+ * decides identities differently from this process, within the current minute (the records are
+ * counted per epoch-aligned minute).
  * @example
  * ```ts
  * import { type MixedFleetEvent, ShardedStore } from '@floodgate/cluster';
@@ -40,17 +41,26 @@ export interface MixedFleetEvent {
  * ```
  */
 export interface FleetCheckOptions {
-  /** How often each shard is checked. A mixed fleet is seen within about 5 intervals. @default 10_000 */
+  /**
+   * How often each shard is checked, 10 to 15 000 ms. Records are counted per epoch-aligned
+   * minute: a mixed fleet is seen within about a minute and an interval. @default 10_000
+   */
   intervalMs?: number;
   /**
-   * Called when a check finds a mixed fleet after one that did not (once per episode); what it
-   * throws is ignored. @default a `console.warn` naming the shards and docs/cluster.md
+   * Called when a check finds a mixed fleet after a minute or more without one (once per
+   * episode, not once per check); what it throws is ignored. @default a `console.warn` naming the shards and docs/cluster.md
    */
   onMixedFleet?: (event: MixedFleetEvent) => void;
 }
 
 const KEY = 'floodgate-fleet:{fleet}';
 const MAX_RECORDS = 1_000_000;
+/**
+ * One window for every process, whatever its interval: records of windows of different lengths
+ * under one key would overwrite each other. Four checks at the longest interval fit in it.
+ */
+const WINDOW_MS = 60_000;
+const MAX_INTERVAL_MS = WINDOW_MS / 4;
 
 /** A topology's fingerprint: the (name, weight) pairs, whatever their order. */
 export function fingerprintOf(shards: readonly Shard[]): string {
@@ -80,10 +90,10 @@ export function fleetOptions(value: unknown): Required<FleetCheckOptions> | unde
   }
   const o = given as FleetCheckOptions;
   const intervalMs = o.intervalMs ?? 10_000;
-  if (!Number.isSafeInteger(intervalMs) || intervalMs < 10 || intervalMs > 86_400_000) {
+  if (!Number.isSafeInteger(intervalMs) || intervalMs < 10 || intervalMs > MAX_INTERVAL_MS) {
     throw new FloodgateError(
       'INVALID_OPTION',
-      'ShardedStore: fleetCheck.intervalMs must be an integer from 10 to 86 400 000',
+      `ShardedStore: fleetCheck.intervalMs must be an integer from 10 to ${MAX_INTERVAL_MS}`,
     );
   }
   if (o.onMixedFleet !== undefined && typeof o.onMixedFleet !== 'function') {
@@ -124,7 +134,7 @@ export class FleetWatch {
   readonly #until: number;
   readonly #busy = new Set<number>();
   #timer: ReturnType<typeof setInterval> | undefined;
-  #mixed = false;
+  #lastSeen = Number.NEGATIVE_INFINITY;
 
   constructor(
     shards: readonly Shard[],
@@ -139,21 +149,25 @@ export class FleetWatch {
     this.#own = own;
     this.#from = migration?.from;
     this.#until = migration?.until ?? 0;
-    this.#policy = fixedWindow({ limit: MAX_RECORDS, window: options.intervalMs * 4 });
+    this.#policy = fixedWindow({ limit: MAX_RECORDS, window: WINDOW_MS });
   }
 
   start(): void {
     const tick = () => {
       this.check().then(
         (event) => {
-          if (event !== undefined && !this.#mixed) {
+          if (event === undefined) return;
+          // One call per episode: a check early in a minute may find nothing yet although the
+          // fleet is still mixed, so an episode ends only after a clean window and an interval.
+          const quiet = WINDOW_MS + 2 * this.#options.intervalMs;
+          if (event.at - this.#lastSeen > quiet) {
             try {
               this.#options.onMixedFleet(event);
             } catch {
               // A throwing listener must not stop the checks.
             }
           }
-          this.#mixed = event !== undefined;
+          this.#lastSeen = event.at;
         },
         () => {},
       );
