@@ -150,6 +150,7 @@ export class ShardedStore implements Store {
    * One fleet check now, on every remote shard: the event `onMixedFleet` would get when another
    * process recorded another topology within the current minute, else undefined.
    * Useful in a deploy script before declaring a change done. Records this process's check too.
+   * Always undefined with `fleetCheck: false` or without a remote shard.
    */
   async checkFleet(): Promise<MixedFleetEvent | undefined> {
     return this.#fleet?.check();
