@@ -186,6 +186,9 @@ export class FleetWatch {
   async check(): Promise<MixedFleetEvent | undefined> {
     const migrating = this.#from !== undefined && Date.now() < this.#until;
     const expected = migrating ? this.#from! : this.#own;
+    // A migrating process also charges its own list's counter: once `until` has passed for the
+    // processes whose clocks run ahead, they claim only the new list, and the records the others
+    // made in the same minute must not look foreign to them.
     const claims = migrating ? [this.#from!, this.#own] : [this.#own];
     const keys = [`${KEY}:all`, ...claims.map((fp) => `${KEY}:${fp}`)];
     const call: StoreCall = {
