@@ -1,4 +1,6 @@
 import type { Decision, Limiter, Policy, Store } from '@floodgate/core';
+import type { FrameworkSettings } from '../keys/route.js';
+import type { RateLimitWarning, ValidateOption } from './validations.js';
 
 /**
  * The framework-agnostic view of a request that every option function receives. `raw` is the
@@ -29,6 +31,11 @@ export interface RateLimitRequest<Raw = unknown> {
   /** A request header by name (any case); repeated fields joined with `", "`. */
   header(name: string): string | undefined;
   readonly raw: Raw;
+  /**
+   * The framework's own routing and proxy settings (Express, Fastify), which `routeKey()` and
+   * `ipKey()` follow. Absent elsewhere.
+   */
+  readonly framework?: FrameworkSettings;
 }
 
 type Awaitable<T> = T | Promise<T>;
@@ -298,4 +305,11 @@ export interface RateLimitOptions<Raw = unknown> {
   delay?: boolean;
   /** Uniform in [0, 1): the jitter's randomness, injectable for tests. @default Math.random */
   random?: () => number;
+  /**
+   * Configuration warnings (each said once per middleware): `false` silences them all, an
+   * object turns single codes off. @default true
+   */
+  validate?: ValidateOption;
+  /** Receives the warnings instead of the process warning (or console) they go to. @default none */
+  onWarning?: (warning: RateLimitWarning) => void;
 }
