@@ -195,6 +195,8 @@ test('routeKey on Hono: the matched route, HEAD as GET', async () => {
     handled.hit();
     return c.text('item');
   });
+  // Matches too, but the handler above answers first: the key names that one.
+  app.get('*', (c) => c.text('fallback'));
   const served = await serveFetch(app.fetch, '127.0.0.1');
   open.push(served.close);
   const statuses: number[] = [];

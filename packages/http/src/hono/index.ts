@@ -41,14 +41,13 @@ function nodeServerAddress(c: Context): string | undefined {
 }
 
 /**
- * The pattern of the handler that will answer: the last matched route that is not middleware
- * (a handler takes no `next`). Unknown when only middleware matched (a 404).
+ * The pattern of the handler that will answer: the first matched route that is not middleware
+ * (a handler takes no `next`, so it ends the chain). Unknown when only middleware matched (a 404).
  */
 function routeOf(c: Context): string | undefined {
   const routes = (c.req as { matchedRoutes?: { path: string; handler: unknown }[] }).matchedRoutes;
   if (!Array.isArray(routes)) return undefined;
-  for (let i = routes.length - 1; i >= 0; i--) {
-    const { handler, path } = routes[i]!;
+  for (const { handler, path } of routes) {
     if (typeof handler === 'function' && handler.length < 2) return path;
   }
   return undefined;
