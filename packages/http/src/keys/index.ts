@@ -95,8 +95,10 @@ const escapePart = (part: string): string => part.replace(/[\\|]/g, (c) => `\\${
  * ```ts
  * import { combineKeys, headerKey, type KeyFunction, routeKey } from '@floodgate/http';
  *
- * // `route:GET /search|header:x-api-key:k_123`; requests without an API key are not counted.
- * const perRoutePerKey: KeyFunction = combineKeys(routeKey(), headerKey('x-api-key'));
+ * declare const apiKeys: { has(key: string): boolean };
+ * // `route:GET /search|header:x-api-key:k_123`; requests without a valid API key are not counted.
+ * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
+ * const perRoutePerKey: KeyFunction = combineKeys(routeKey(), apiKey);
  * ```
  */
 export function combineKeys(...keys: KeyFunction[]): KeyFunction {

@@ -207,7 +207,7 @@ export function clientAddress(request: RateLimitRequest, trust: TrustFunction): 
     warnOnce(
       request,
       'UNKNOWN_CLIENT_ADDRESS',
-      `The client address is unknown on ${runtimeName()}: no socket address reached the rate limiter, so ipKey() cannot tell clients apart and answers with INVALID_KEY (a 503 under the default onLimiterError). Pass getAddress to rateLimit() of @floodgate/http/hono or /fetch (e.g. (c) => getConnInfo(c).remote.address, or a header only your edge sets), or use another key.`,
+      `The client address is unknown on ${runtimeName()}: no socket address reached the rate limiter, so ipKey() cannot tell clients apart and answers with INVALID_KEY (a 503 under the default onLimiterError). Pass getAddress to rateLimit() of @floodgate/http/hono or /fetch (e.g. (c) => getConnInfo(c).remote.address, or a header only your edge sets), or use another key. (On node, Express and Fastify it means the connection closed before the limiter ran.)`,
     );
     return undefined;
   }
