@@ -23,7 +23,8 @@ export interface RateLimitRequest<Raw = unknown> {
   readonly path: string;
   /**
    * The matched route pattern (`/users/:id`) where the framework knows it at this point:
-   * Express when the middleware is mounted on a route, Fastify always. Otherwise `undefined`.
+   * Express when the middleware is mounted on a route, Fastify and Hono when a route matched.
+   * Otherwise `undefined`.
    */
   readonly route: string | undefined;
   /** The address of the peer on the other end of the socket (the proxy, when behind one). */
