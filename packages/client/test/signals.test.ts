@@ -29,7 +29,9 @@ function start(set: Which[], onRetry?: () => void) {
     Record<Which, AbortController>
   >;
   const url = `${server.url}/`;
-  const input = controllers.request ? new Request(url, { signal: controllers.request.signal }) : url;
+  const input = controllers.request
+    ? new Request(url, { signal: controllers.request.signal })
+    : url;
   const call = fetchWithRetry(
     input,
     controllers.init ? { signal: controllers.init.signal } : undefined,
