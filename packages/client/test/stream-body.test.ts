@@ -60,7 +60,7 @@ const STREAMS: [string, () => unknown][] = [
 ];
 
 const put = (body: unknown, init: RequestInit = {}) =>
-  fetchWithRetry(`${server.url}/`, { method: 'PUT', body: body as BodyInit, ...init });
+  fetchWithRetry(`${server.url}/`, { method: 'PUT', body: body as RequestInit['body'], ...init });
 
 describe('a streamed body is sent once, whole', () => {
   it.each(STREAMS)('%s: answered at once, the body arrives whole', async (_name, make) => {
@@ -110,7 +110,7 @@ describe('where no retry would be made, the response comes back as fetch gives i
     refuseWhole(1);
     const res = await fetchWithRetry(`${server.url}/`, {
       method: 'POST',
-      body: STREAMS[1]?.[1]() as BodyInit,
+      body: STREAMS[1]?.[1]() as RequestInit['body'],
     });
     expect(res.status).toBe(503);
     expect(bodies).toEqual(['payload']);
@@ -119,7 +119,10 @@ describe('where no retry would be made, the response comes back as fetch gives i
   it('retries: 0', async () => {
     refuseWhole(1);
     const api = withRetry(fetch, { retries: 0 });
-    const res = await api(`${server.url}/`, { method: 'PUT', body: STREAMS[2]?.[1]() as BodyInit });
+    const res = await api(`${server.url}/`, {
+      method: 'PUT',
+      body: STREAMS[2]?.[1]() as RequestInit['body'],
+    });
     expect(res.status).toBe(503);
   });
 
