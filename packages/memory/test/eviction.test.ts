@@ -1,5 +1,6 @@
 // Which entry goes, and when: the eviction order (CLOCK over all tables) and the expiry sweep.
 import { createLimiter, fixedWindow, type Policy, tokenBucket } from '@floodgate/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';
 
@@ -133,5 +134,45 @@ describe('MemoryStore expiry sweep', () => {
     expect(store.ttl(`p:{id}:${policy.id}`)).toBe(60_000);
     expect(store.ttl(`p:{id}:${both[0]!.id}`)).toBe(12_000);
     expect((await first.peek('id')).remaining).toBe(4);
+  });
+});
+
+describe('MemoryStore eviction bookkeeping', () => {
+  const op = fc.oneof(
+    fc.record({
+      kind: fc.constantFrom('limit', 'peek', 'reset'),
+      prefix: fc.constantFrom('a', 'b'),
+      id: fc.integer({ min: 0, max: 11 }),
+    }),
+    fc.record({ kind: fc.constant('wait'), ms: fc.constantFrom(1, 30_000, 61_000, 200_000) }),
+  );
+
+  it('random limit, peek, reset and time: size is what the tables hold, never past maxKeys', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(op, { maxLength: 80 }),
+        async (max, ops) => {
+          const { clock, store, a, b, held } = setup(max);
+          const limiters = { a, b };
+          for (const o of ops) {
+            if (o.kind === 'wait') clock.t += o.ms;
+            else if (o.kind === 'reset') await limiters[o.prefix].reset(`u${o.id}`);
+            else await limiters[o.prefix][o.kind](`u${o.id}`);
+            expect(store.size).toBeLessThanOrEqual(max);
+          }
+          // ttl drops what expired: what is left must be exactly what `size` counts.
+          let left = 0;
+          for (const prefix of ['a', 'b'])
+            for (let id = 0; id < 12; id++) if (held(prefix, `u${id}`)) left += 1;
+          expect(store.size).toBe(left);
+          // The order still reaches every entry held: fresh keys fill and evict as they should.
+          for (let i = 0; i < max + 3; i++) await a.limit(`fresh-${i}`);
+          expect(store.size).toBe(max);
+          for (let i = 3; i < max + 3; i++) expect(held('a', `fresh-${i}`)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
