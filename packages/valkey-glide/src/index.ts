@@ -114,6 +114,10 @@ export class GlideStore extends RedisScriptStore {
     }
   }
 
+  /**
+   * As every Redis store's, once a client given as a promise is there (with `rejectIfNotReady`,
+   * failing at once until then).
+   */
   override async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     // Whether the store batches depends on the kind of client: know it before the first call.
     if (this.#client === undefined && this.#waits) await this.#pending!.catch(() => {});
