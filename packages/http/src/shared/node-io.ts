@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FrameworkSettings } from '../keys/route.js';
 import type { Outcome } from './engine.js';
 import { mergeExposeHeaders } from './response.js';
 import type { RateLimitRequest } from './types.js';
@@ -11,8 +12,10 @@ export function incomingView<Raw>(
   raw: Raw,
   path: string,
   route: string | undefined,
+  framework?: FrameworkSettings,
 ): RateLimitRequest<Raw> {
   return {
+    ...(framework === undefined ? {} : { framework }),
     method: req.method ?? 'GET',
     path,
     route,
@@ -25,11 +28,15 @@ export function incomingView<Raw>(
   };
 }
 
-/** The path of a request target, without its query string. */
+/**
+ * The path of a request target, without its query string. Node accepts absolute-form targets
+ * (`GET http://host/search`): their scheme and host are not part of the path.
+ */
 export function pathOf(url: string | undefined): string {
-  const target = url ?? '/';
-  const q = target.indexOf('?');
-  return q === -1 ? target : target.slice(0, q);
+  const target = (url ?? '/').replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '');
+  const q = target.search(/[?#]/);
+  const path = q === -1 ? target : target.slice(0, q);
+  return path === '' ? '/' : path;
 }
 
 function exposed(res: ServerResponse): string | undefined {

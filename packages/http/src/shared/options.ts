@@ -9,6 +9,7 @@ import type {
   RateLimitOptions,
   RateLimitRule,
 } from './types.js';
+import { createValidator, type Validator } from './validations.js';
 
 /** A rule with every default applied. */
 export interface ResolvedRule {
@@ -27,6 +28,7 @@ export interface Settings {
   readonly failOpen: boolean;
   readonly onError: RateLimitOptions['onError'];
   readonly delay: boolean;
+  readonly validator: Validator;
 }
 
 const OPTION_NAMES = new Set([
@@ -49,6 +51,8 @@ const OPTION_NAMES = new Set([
   'onError',
   'delay',
   'random',
+  'validate',
+  'onWarning',
 ]);
 const RULE_NAMES = new Set(['limiter', 'policy', 'key', 'cost']);
 
@@ -256,5 +260,6 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     failOpen: mode === 'fail-open',
     onError: options.onError,
     delay: options.delay ?? true,
+    validator: createValidator(options.validate, options.onWarning),
   };
 }

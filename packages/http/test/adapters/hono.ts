@@ -26,7 +26,7 @@ export async function serveFetch(
 
 export const honoHarness: Harness = {
   name: 'hono',
-  knowsRoute: false,
+  knowsRoute: true,
   async build(options) {
     return rateLimit(options);
   },
