@@ -143,6 +143,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
           const limiter = createLimiter({
             store: adapter.makeStore(client, { rejectIfNotReady: true }),
             policy: fixedWindow({ limit: 2, window: '1h' }),
+            timeoutMs: false, // what rejectIfNotReady does alone, without the limiter's timeout
             blockCache: false,
           });
           expect((await limiter.limit('k')).reason).toBeUndefined();
