@@ -117,6 +117,8 @@ export abstract class RedisScriptStore implements Store {
   // Decided on the first call: the adapter says whether it can batch once it is constructed.
   #batcher: Batcher | null | undefined;
   readonly #order = new KeyOrder();
+  /** The `TIME` in flight while the offset to Redis's clock is not known yet. */
+  #probe: Promise<void> | undefined;
 
   protected constructor(label: string, options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -217,7 +219,9 @@ export abstract class RedisScriptStore implements Store {
     if (barrier !== undefined) await barrier;
     let deadline: number | undefined;
     if (call.deadline !== undefined && call.mode === 'limit') {
-      if (!this.#offset.known) await this.#probeTime(call.keys[0]!);
+      // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
+      // one batch, instead of one TIME each and batches split by when each TIME came back.
+      if (!this.#offset.known) await (this.#probe ??= this.#probeTime(call.keys[0]!));
       deadline = this.#offset.toRedis(call.deadline);
     }
     if (this.#batcher === undefined) {
@@ -301,6 +305,8 @@ export abstract class RedisScriptStore implements Store {
       reply = await this.send(firstKey, 'TIME', []);
     } catch (error) {
       throw this.#unavailable(error);
+    } finally {
+      this.#probe = undefined;
     }
     const received = performance.now();
     if (!Array.isArray(reply) || reply.length !== 2) {

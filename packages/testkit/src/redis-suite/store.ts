@@ -224,6 +224,22 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         }
       });
 
+      it('the first calls of a store with a deadline share one TIME, and one batch', async () => {
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: fixedWindow({ limit: 100, window: '1h' }),
+          prefix: `time-${tag}`,
+          onStoreError: 'throw',
+          timeoutMs: 10_000,
+        });
+        const before = await commandCalls(server().port);
+        await Promise.all(Array.from({ length: 20 }, (_, i) => limiter.limit(`u${i}`)));
+        const after = await commandCalls(server().port);
+        // One TIME sent by the store, one read by the batch script (not one per call).
+        expect((after.time ?? 0) - (before.time ?? 0)).toBe(2);
+        expect(delta(before, after).evalsha).toBe(1);
+      });
+
       it('turns a closed client into STORE_UNAVAILABLE, and the limiter into its fallback', async () => {
         const own = await openClient(adapter, server().url);
         await adapter.disconnect(own);
