@@ -2,79 +2,11 @@ import { ClockOffset } from './clock-offset.js';
 import { FloodgateError, isFloodgateError } from './errors.js';
 import { KeyOrder } from './key-order.js';
 import { Batcher, checkBatch } from './redis-batch.js';
+import { checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './redis-options.js';
 import { decodeScriptReply, encodeScriptArgs, type LimitScript, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
-/**
- * Options every Redis-backed store takes.
- * @example
- * Options for a store on the caller's clock that fails fast while disconnected.
- * ```ts
- * import type { RedisStoreOptions } from '@floodgate/core';
- * import { IoRedisStore } from '@floodgate/ioredis';
- * import { Redis } from 'ioredis';
- *
- * const options: RedisStoreOptions = { clock: 'client', now: Date.now, rejectIfNotReady: true };
- * const store = new IoRedisStore(new Redis(), options);
- * ```
- */
-export interface RedisStoreOptions {
-  /**
-   * Whose clock decides. `'server'`: the script reads Redis `TIME`, so app servers whose clocks
-   * disagree still share one timeline. `'client'`: the script uses `now()` from this process;
-   * for deterministic tests and for Redis-compatible servers without `TIME` in scripts.
-   * @default 'server'
-   */
-  clock?: 'server' | 'client';
-  /**
-   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store.
-   * @default Date.now
-   */
-  now?: () => number;
-  /**
-   * Fail a decision at once (the limiter then applies `onStoreError`) while the client is not
-   * connected, instead of letting the client queue the command until it reconnects or gives up
-   * (the limiter's `timeoutMs`, 250 ms by default for Redis stores, bounds that wait otherwise).
-   * @default false
-   */
-  rejectIfNotReady?: boolean;
-  /**
-   * Strict mode: an admission counts only once `count` replicas hold it. The script and a
-   * `WAIT count timeoutMs` go to the master in one pipelined round trip, on one connection; if
-   * fewer replicas confirm within `timeoutMs`, the call fails with `STORE_UNAVAILABLE` and the
-   * limiter's `onStoreError` decides (`'deny'` for zero over-admission across a failover). The
-   * charge the master already applied stays there: strict mode may over-count, never over-admit.
-   * Costs the replication lag on every admission (see docs/cluster.md). Denials and `peek` do
-   * not wait.
-   * @default undefined (off: a failover can lose the last acknowledged writes)
-   */
-  replicas?: { count: number; timeoutMs: number };
-  /**
-   * Batching: the decisions that reach the store in one tick go to Redis as one script run (one
-   * `EVALSHA`), each caller answered from its part of the reply with the decision it would have
-   * had alone. A lone call runs the plain script. `maxCalls` caps a batch. Not used in strict
-   * mode (`replicas`) nor on a cluster client (the keys of one script must share a slot, and
-   * concurrent identities rarely do); see docs/stores.md for what it buys.
-   * @default true ({ maxCalls: 64 }): it costs one deferral at one call in flight and saves CPU on
-   * both sides from a few in flight on (docs/stores.md#batching)
-   */
-  batch?: boolean | { maxCalls?: number };
-}
-
-const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
-
-function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
-  if (value === undefined) return undefined;
-  const r = value as { count?: unknown; timeoutMs?: unknown } | null;
-  const positive = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
-  if (typeof r !== 'object' || r === null || !positive(r.count) || !positive(r.timeoutMs)) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'replicas must be { count, timeoutMs }, both positive integers',
-    );
-  }
-  return { count: r.count as number, timeoutMs: r.timeoutMs as number };
-}
+export type { RedisStoreOptions };
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -221,7 +153,7 @@ export abstract class RedisScriptStore implements Store {
     if (call.deadline !== undefined && call.mode === 'limit') {
       // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
       // one batch, instead of one TIME each and batches split by when each TIME came back.
-      if (!this.#offset.known) await (this.#probe ??= this.#probeTime(call.keys[0]!));
+      if (!this.#offset.known) await this.#sharedProbe(call.keys[0]!);
       deadline = this.#offset.toRedis(call.deadline);
     }
     if (this.#batcher === undefined) {
@@ -298,6 +230,19 @@ export abstract class RedisScriptStore implements Store {
     return results;
   }
 
+  /** The `TIME` in flight, or a new one; forgotten once settled (a failed one is tried again). */
+  #sharedProbe(firstKey: string): Promise<void> {
+    if (this.#probe === undefined) {
+      const probe = this.#probeTime(firstKey);
+      this.#probe = probe;
+      const forget = () => {
+        if (this.#probe === probe) this.#probe = undefined;
+      };
+      probe.then(forget, forget);
+    }
+    return this.#probe;
+  }
+
   /** One `TIME`, before the first call with a deadline: a deadline needs Redis's clock. */
   async #probeTime(firstKey: string): Promise<void> {
     let reply: unknown;
@@ -305,8 +250,6 @@ export abstract class RedisScriptStore implements Store {
       reply = await this.send(firstKey, 'TIME', []);
     } catch (error) {
       throw this.#unavailable(error);
-    } finally {
-      this.#probe = undefined;
     }
     const received = performance.now();
     if (!Array.isArray(reply) || reply.length !== 2) {
