@@ -12,7 +12,14 @@ export {
   type TrustFunction,
   type TrustProxy,
 } from './keys/ip.js';
-export { createEngine, type Outcome, queueDelay, type RateLimitEngine } from './shared/engine.js';
+export {
+  createEngine,
+  type HoldSignal,
+  type Outcome,
+  type RateLimitEngine,
+} from './shared/engine.js';
+export { queueDelay } from './shared/hold.js';
+export { rateLimitOf } from './shared/ledger.js';
 export { parseJitter } from './shared/options.js';
 export {
   decisionHeaders,
