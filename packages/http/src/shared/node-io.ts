@@ -60,9 +60,7 @@ export function setOutcomeHeaders(res: ServerResponse, outcome: Outcome): void {
   } as ServerResponse['writeHead'];
 }
 
-type HeadersArgument =
-  | Record<string, OutgoingHttpHeader | undefined>
-  | readonly (string | readonly string[])[];
+type HeadersArgument = Record<string, OutgoingHttpHeader | undefined> | readonly unknown[];
 
 const isExpose = (name: unknown): boolean =>
   typeof name === 'string' && name.toLowerCase() === EXPOSE.toLowerCase();
@@ -70,7 +68,7 @@ const listOf = (value: unknown): string =>
   Array.isArray(value) ? value.join(', ') : value === undefined ? '' : String(value);
 
 /**
- * The `writeHead` headers (an object, a flat `[name, value, …]` list or `[name, value]` pairs)
+ * The `writeHead` headers (an object or a flat `[name, value, …]` list)
  * with our names merged into their expose list, if they carry one; a copy, never the caller's.
  */
 function mergeExposeInto(headers: HeadersArgument, names: readonly string[]): HeadersArgument {
@@ -84,17 +82,16 @@ function mergeExposeInto(headers: HeadersArgument, names: readonly string[]): He
     copy[EXPOSE] = mergeExposeHeaders(given, names);
     return copy;
   }
-  const pairs: [unknown, unknown][] = Array.isArray(headers[0])
-    ? (headers as readonly (readonly unknown[])[]).map((pair) => [pair[0], pair[1]])
-    : Array.from({ length: Math.floor(headers.length / 2) }, (_, i) => [
-        headers[2 * i],
-        headers[2 * i + 1],
-      ]);
+  // Node takes a flat `[name, value, name, value, …]` list here, not pairs.
+  const pairs = Array.from({ length: Math.floor(headers.length / 2) }, (_, i) => [
+    headers[2 * i],
+    headers[2 * i + 1],
+  ]);
   if (!pairs.some(([name]) => isExpose(name))) return headers;
   const given = pairs.filter(([name]) => isExpose(name)).map(([, value]) => listOf(value));
   const kept = pairs.filter(([name]) => !isExpose(name));
   kept.push([EXPOSE, mergeExposeHeaders(given.join(', '), names)]);
-  return Array.isArray(headers[0]) ? (kept as string[][]) : (kept.flat() as string[]);
+  return kept.flat() as string[];
 }
 
 /** What the node-style adapters put on `req`: the decision its headers report. */
