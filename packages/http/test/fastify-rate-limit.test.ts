@@ -1,5 +1,5 @@
-// Type-checked by `pnpm typecheck` (tsconfig includes test/): both plugins' declarations of
-// FastifyContextConfig must compile side by side, as during a gradual migration (TS2717 before).
+// Both plugins on one app, at run time; test/types/fastify-beside-rate-limit.ts checks that their
+// declarations compile side by side with lib checks on (TS2717 on `config.rateLimit` before).
 
 import fastifyRateLimit from '@fastify/rate-limit';
 import { fixedWindow } from '@floodgate/core';
