@@ -11,8 +11,10 @@ import type {
   FastifyRequest,
   RouteOptions,
 } from 'fastify';
+import type { TrustProxy } from '../keys/ip.js';
+import type { FrameworkSettings } from '../keys/route.js';
 import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
-import { closeSignal, incomingView } from '../shared/node-io.js';
+import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
@@ -112,6 +114,31 @@ function applyOutcome(reply: FastifyReply, outcome: Outcome): void {
   }
 }
 
+const frameworks = new WeakMap<object, FrameworkSettings>();
+
+/**
+ * Fastify's `trustProxy`, which `ipKey()` follows when given none of its own. Fastify keeps its
+ * options under an unregistered symbol and exposes no compiled trust function, so the setting
+ * is found by the symbol's description; without it, the setting is taken as unset.
+ */
+function frameworkOf(server: FastifyInstance): FrameworkSettings {
+  let framework = frameworks.get(server);
+  if (framework !== undefined) return framework;
+  let trustProxy: TrustProxy | undefined;
+  for (let o: object | null = server; o !== null && trustProxy === undefined; ) {
+    const symbol = Object.getOwnPropertySymbols(o).find((s) => s.description === 'fastify.options');
+    if (symbol !== undefined) {
+      trustProxy = (o as Record<symbol, { trustProxy?: TrustProxy } | undefined>)[symbol]
+        ?.trustProxy;
+      break;
+    }
+    o = Object.getPrototypeOf(o) as object | null;
+  }
+  framework = trustProxy === undefined ? { name: 'Fastify' } : { name: 'Fastify', trustProxy };
+  frameworks.set(server, framework);
+  return framework;
+}
+
 /** Runs one engine for one request. */
 async function limitRequest(
   engine: RateLimitEngine,
@@ -119,7 +146,8 @@ async function limitRequest(
   reply: FastifyReply,
 ): Promise<FastifyReply | undefined> {
   const route = request.routeOptions?.url;
-  const view = incomingView(request.raw, request, request.url.split('?')[0] ?? '/', route);
+  const path = pathOf(request.url);
+  const view = incomingView(request.raw, request, path, route, frameworkOf(request.server));
   const outcome = await engine.admit(view, () => closeSignal(reply.raw));
   if (outcome === undefined) {
     // The client is gone: take the reply over so Fastify runs nothing more for it.

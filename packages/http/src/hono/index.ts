@@ -61,12 +61,25 @@ function nodeServerAddress(c: Context): string | undefined {
   return env?.incoming?.socket?.remoteAddress;
 }
 
+/**
+ * The pattern of the handler that will answer: the first matched route that is not middleware
+ * (a handler takes no `next`, so it ends the chain). Unknown when only middleware matched (a 404).
+ */
+function routeOf(c: Context): string | undefined {
+  const routes = (c.req as { matchedRoutes?: { path: string; handler: unknown }[] }).matchedRoutes;
+  if (!Array.isArray(routes)) return undefined;
+  for (const { handler, path } of routes) {
+    if (typeof handler === 'function' && handler.length < 2) return path;
+  }
+  return undefined;
+}
+
 function view(c: Context, address: () => string | undefined): RateLimitRequest<Context> {
   return lazyAddress(
     {
       method: c.req.method,
       path: c.req.path,
-      route: undefined,
+      route: routeOf(c),
       header: (name) => c.req.header(name),
       raw: c,
     },

@@ -10,6 +10,7 @@ import {
   unavailableProblem,
 } from './response.js';
 import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './types.js';
+import { bindValidator } from './validations.js';
 
 /**
  * What an adapter does with a request: pass it on (after `delayMs`, for leaky-bucket shaping)
@@ -224,6 +225,8 @@ export function createEngine(
   let held = 0;
 
   const decideOnce = async (request: RateLimitRequest, holding: boolean): Promise<Outcome> => {
+    // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
+    bindValidator(request, settings.validator);
     try {
       if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
       const decisions = await evaluateRules(settings.rules, request);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Decision } from '@floodgate/core';
+import type { FrameworkSettings } from '../keys/route.js';
 import type { Outcome, RateLimitEngine } from './engine.js';
 import { mergeExposeHeaders } from './response.js';
 import type { RateLimitRequest } from './types.js';
@@ -12,8 +13,10 @@ export function incomingView<Raw>(
   raw: Raw,
   path: string,
   route: string | undefined,
+  framework?: FrameworkSettings,
 ): RateLimitRequest<Raw> {
   return {
+    ...(framework === undefined ? {} : { framework }),
     method: req.method ?? 'GET',
     path,
     route,
@@ -26,11 +29,15 @@ export function incomingView<Raw>(
   };
 }
 
-/** The path of a request target, without its query string. */
+/**
+ * The path of a request target, without its query string. Node accepts absolute-form targets
+ * (`GET http://host/search`): their scheme and host are not part of the path.
+ */
 export function pathOf(url: string | undefined): string {
-  const target = url ?? '/';
-  const q = target.indexOf('?');
-  return q === -1 ? target : target.slice(0, q);
+  const target = (url ?? '/').replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '');
+  const q = target.search(/[?#]/);
+  const path = q === -1 ? target : target.slice(0, q);
+  return path === '' ? '/' : path;
 }
 
 function exposed(res: ServerResponse): string | undefined {

@@ -11,6 +11,7 @@ import type {
   RateLimitOptions,
   RateLimitRule,
 } from './types.js';
+import { createValidator, type Validator } from './validations.js';
 
 /** A rule with every default applied. */
 export interface ResolvedRule {
@@ -31,6 +32,7 @@ export interface Settings {
   readonly delay: boolean;
   readonly maxDelayMs: number;
   readonly maxQueued: number;
+  readonly validator: Validator;
 }
 
 const OPTION_NAMES = new Set([
@@ -57,6 +59,8 @@ const OPTION_NAMES = new Set([
   'maxDelayMs',
   'maxQueued',
   'random',
+  'validate',
+  'onWarning',
 ]);
 const RULE_NAMES = new Set(['limiter', 'policy', 'key', 'cost']);
 
@@ -297,5 +301,6 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     delay: options.delay ?? true,
     maxDelayMs,
     maxQueued,
+    validator: createValidator(options.validate, options.onWarning),
   };
 }

@@ -43,7 +43,6 @@ const HINTS: Readonly<Record<string, string>> = {
   redis: '`store: new IoRedisStore(redis)` from @floodgate/ioredis',
   cache: '`store: new MemoryStore({ maxKeys })` from @floodgate/memory',
   hook: 'none, the limit always runs first (`onRequest` on Fastify)',
-  validate: 'none, every option is checked when the middleware is built',
   trustProxy: '`key: ipKey({ trustProxy })`',
 };
 

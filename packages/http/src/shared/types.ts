@@ -1,4 +1,6 @@
 import type { BreakerOptions, Decision, Limiter, Policy, Store } from '@floodgate/core';
+import type { FrameworkSettings } from '../keys/route.js';
+import type { RateLimitWarning, ValidateOption } from './validations.js';
 
 /**
  * The framework-agnostic view of a request that every option function receives. `raw` is the
@@ -21,7 +23,8 @@ export interface RateLimitRequest<Raw = unknown> {
   readonly path: string;
   /**
    * The matched route pattern (`/users/:id`) where the framework knows it at this point:
-   * Express when the middleware is mounted on a route, Fastify always. Otherwise `undefined`.
+   * Express when the middleware is mounted on a route, Fastify and Hono when a route matched.
+   * Otherwise `undefined`.
    */
   readonly route: string | undefined;
   /** The address of the peer on the other end of the socket (the proxy, when behind one). */
@@ -29,6 +32,11 @@ export interface RateLimitRequest<Raw = unknown> {
   /** A request header by name (any case); repeated fields joined with `", "`. */
   header(name: string): string | undefined;
   readonly raw: Raw;
+  /**
+   * The framework's own routing and proxy settings (Express, Fastify), which `routeKey()` and
+   * `ipKey()` follow. Absent elsewhere.
+   */
+  readonly framework?: FrameworkSettings;
 }
 
 type Awaitable<T> = T | Promise<T>;
@@ -317,4 +325,11 @@ export interface RateLimitOptions<Raw = unknown> {
   maxQueued?: number;
   /** Uniform in [0, 1): the jitter's randomness, injectable for tests. @default Math.random */
   random?: () => number;
+  /**
+   * Configuration warnings (each said once per middleware): `false` silences them all, an
+   * object turns single codes off. @default true
+   */
+  validate?: ValidateOption;
+  /** Receives the warnings instead of the process warning (or console) they go to. @default none */
+  onWarning?: (warning: RateLimitWarning) => void;
 }

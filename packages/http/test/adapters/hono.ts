@@ -40,7 +40,7 @@ async function listen(
 
 export const honoHarness: Harness = {
   name: 'hono',
-  knowsRoute: false,
+  knowsRoute: true,
   async build(options) {
     return rateLimit(options);
   },
