@@ -35,8 +35,9 @@ export function delayTests(ctx: SuiteContext): void {
         maxQueued: 2,
       });
       expect((await send(app.url)).status).toBe(200);
-      const held = [sendAndHangUp(app.url, 3_000), sendAndHangUp(app.url, 3_000)];
-      await sleep(1_000);
+      const held = [sendAndHangUp(app.url, 4_000), sendAndHangUp(app.url, 4_000)];
+      // Both are decided and held well before this (generous for a loaded machine).
+      await sleep(1_500);
       const r = await send(app.url);
       expect(r.status).toBe(429);
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(10);
