@@ -77,3 +77,33 @@ describe.each([
     expect(errors).toHaveLength(1);
   });
 });
+
+describe('node: a failure writing the answer', () => {
+  test('an onLimited header node refuses is a 500, not a hung request and an unhandled rejection', async () => {
+    const { createServer } = await import('node:http');
+    const { rateLimit: nodeLimit } = await import('../src/node/index.js');
+    const { urlOf } = await import('./support/harness.js');
+    const limit = nodeLimit({
+      policy: fixedWindow({ name: 'one', limit: 1, window: '10s' }),
+      store: new MemoryStore(),
+      onLimited: () => ({ headers: { 'X-Reason': 'line\nbreak' } }),
+    });
+    const server = createServer(async (req, res) => {
+      if (await limit(req, res)) res.end('handled');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    open.push(
+      () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    const url = urlOf(server.address());
+    expect((await send(url)).status).toBe(200);
+    const r = await send(url);
+    expect(r.status).toBe(500);
+    expect(r.json()).toMatchObject({ status: 500, title: 'Internal Server Error' });
+    expect(r.headers.get('x-reason')).toBeNull();
+  });
+});
