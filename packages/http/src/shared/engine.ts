@@ -1,5 +1,5 @@
 import { type Decision, FloodgateError, type Limiter } from '@floodgate/core';
-import { queueDelay } from './hold.js';
+import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
 import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
 import { report } from './report.js';
@@ -67,8 +67,8 @@ export interface RateLimitEngine {
    */
   decide(request: RateLimitRequest): Promise<Outcome>;
   /**
-   * `decide`, then hold a delayed request for its turn (at most `maxQueued` at once, beyond that
-   * a 429). `undefined` when `signal` aborted while held: the client left, answer nothing. A
+   * `decide`, then hold a delayed request for its turn (while fewer than `maxQueued` requests
+   * are held in the process; otherwise a 429). `undefined` when `signal` aborted while held: the client left, answer nothing. A
    * function for `signal` is called only when there is a wait, and its `dispose` after it.
    */
   admit(request: RateLimitRequest, signal?: HoldSignal): Promise<Outcome | undefined>;
@@ -222,7 +222,6 @@ export function createEngine(
   adapterOptions: readonly string[] = [],
 ): RateLimitEngine {
   const settings = resolveOptions(options, adapterOptions);
-  let held = 0;
 
   const decideOnce = async (request: RateLimitRequest, holding: boolean): Promise<Outcome> => {
     // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
@@ -233,7 +232,10 @@ export function createEngine(
       if (decisions.length === 0) return PASS;
       let own = mergeDecisions(decisions);
       const delayMs = settings.delay ? own.delayMs : 0;
-      if (delayMs > settings.maxDelayMs || (holding && delayMs > 0 && held >= settings.maxQueued)) {
+      if (
+        delayMs > settings.maxDelayMs ||
+        (holding && delayMs > 0 && heldCount() >= settings.maxQueued)
+      ) {
         // Held that long, or beside that many others, the request would tie up a connection
         // (and overflow a timer): refused, told to come back when its turn would have come.
         own = refusedForDelay(own);
@@ -252,7 +254,7 @@ export function createEngine(
         Object.keys(headers).length > 0 ? outcome : undefined,
       );
       // Reserved in the same turn as the check above (no await between): the bound is exact.
-      if (holding && outcome.action === 'next' && delayMs > 0) held++;
+      if (holding && outcome.action === 'next' && delayMs > 0) reserveHold();
       return outcome;
     } catch (error) {
       report(settings.onError, error, request);
@@ -278,7 +280,7 @@ export function createEngine(
         watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
         return (await queueDelay(outcome.delayMs, watch.signal)) ? outcome : undefined;
       } finally {
-        held--;
+        releaseHold();
         watch?.dispose();
       }
     },

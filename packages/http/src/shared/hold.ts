@@ -1,6 +1,22 @@
 /** The longest delay `setTimeout` takes; beyond it, it fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+// Requests held for their turn right now, by every middleware in this process: each one is an
+// open connection, so `maxQueued` bounds them together, not per middleware or per key.
+let heldInProcess = 0;
+
+/** How many requests are held right now in this process. */
+export const heldCount = (): number => heldInProcess;
+
+/** Counts one more held request; call `releaseHold` exactly once when its wait ends. */
+export function reserveHold(): void {
+  heldInProcess++;
+}
+
+export function releaseHold(): void {
+  heldInProcess--;
+}
+
 /**
  * Resolves after `ms`, or as soon as `signal` aborts (a client that disconnected while queued
  * must not hold a timer or a worker). True when the full wait elapsed.

@@ -319,8 +319,9 @@ export interface RateLimitOptions<Raw = unknown> {
    */
   maxDelayMs?: number;
   /**
-   * How many requests this middleware holds for their turn at once, in this process; one more
-   * is answered with a 429. @default 1000
+   * How many requests may be held for their turn at once in this process, counted across every
+   * Floodgate middleware in it; a request that would be held beyond that is answered with a 429.
+   * @default 1000
    */
   maxQueued?: number;
   /** Uniform in [0, 1): the jitter's randomness, injectable for tests. @default Math.random */
