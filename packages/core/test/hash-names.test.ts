@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { sha1Hex, sha256Base64url, utf8Length } from '../src/hash.js';
 import { encodeIdentity } from '../src/keys.js';
-import { POLICY_KINDS } from '../src/policies/kinds.js';
 import {
   fixedWindow,
   leakyBucket,
@@ -13,6 +13,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '../src/policies/factories.js';
+import { POLICY_KINDS } from '../src/policies/kinds.js';
 import { compileScript } from '../src/script.js';
 
 describe('key names', () => {
@@ -35,7 +36,10 @@ describe('key names', () => {
       fc.property(fc.string({ unit: 'grapheme', minLength: 90, maxLength: 400 }), (s) => {
         const name = encodeIdentity(s);
         if (!name.startsWith('#')) return;
-        const escaped = s.replace(/[%{}#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+        const escaped = s.replace(
+          /[%{}#]/g,
+          (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+        );
         expect(name).toBe(`#${createHash('sha256').update(escaped, 'utf8').digest('base64url')}`);
       }),
     );
@@ -47,6 +51,18 @@ describe('key names', () => {
       fc.property(fc.array(units, { minLength: 60, maxLength: 200 }), (chars) => {
         const s = chars.join('');
         expect(encodeIdentity(s).startsWith('#')).toBe(Buffer.byteLength(s, 'utf8') > 256);
+      }),
+    );
+  });
+});
+
+describe('the pure-JS hash', () => {
+  it('gives node:crypto digests and UTF-8 lengths for any string, lone surrogates included', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (s) => {
+        expect(sha1Hex(s)).toBe(createHash('sha1').update(s).digest('hex'));
+        expect(sha256Base64url(s)).toBe(createHash('sha256').update(s).digest('base64url'));
+        expect(utf8Length(s)).toBe(Buffer.byteLength(s, 'utf8'));
       }),
     );
   });
