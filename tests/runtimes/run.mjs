@@ -12,6 +12,8 @@ import { runtimeSamples } from './samples.mjs';
 import { scanPortable } from './scan.mjs';
 
 const RUNTIMES = ['workerd', 'bun', 'deno'];
+// Interrupted, still stop the servers (their process groups are killed on exit).
+for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
 const failures = [];
 
 const portable = scanPortable(root);

@@ -77,17 +77,20 @@ export async function serve(runtime, code, id) {
   const env = { ...process.env, NO_COLOR: '1' };
   let child;
   let headers = {};
+  // The npm packages start each binary through a shim (a shell script, or node running it as a
+  // grandchild): each server gets its own process group, and stopping it signals the group.
+  const opts = { cwd: here, detached: true };
   if (runtime === 'bun') {
-    child = spawn('bun', ['run', entry], { env: { ...env, PORT: String(port) }, cwd: here });
+    child = spawn('bun', ['run', entry], { ...opts, env: { ...env, PORT: String(port) } });
   } else if (runtime === 'deno') {
     child = spawn(
       'deno',
       ['serve', '--no-lock', '--allow-net', '--host', '127.0.0.1', '--port', String(port), entry],
-      { env, cwd: here },
+      { ...opts, env },
     );
   } else if (runtime === 'workerd') {
     const config = await workerdConfig(dir, entry, port);
-    child = spawn('workerd', ['serve', config], { env, cwd: dir });
+    child = spawn('workerd', ['serve', config], { ...opts, env, cwd: dir });
     headers = { 'cf-connecting-ip': '203.0.113.7' };
   } else {
     throw new Error(`unknown runtime ${runtime}`);
@@ -100,15 +103,31 @@ export async function serve(runtime, code, id) {
     output += d;
   });
   let exited = false;
+  const group = child.pid;
+  const signal = (name) => {
+    try {
+      process.kill(-group, name);
+    } catch {
+      // the group is gone already
+    }
+  };
+  // Should this script die first, its servers go with it.
+  const onExit = () => signal('SIGKILL');
+  process.on('exit', onExit);
   child.on('exit', () => {
     exited = true;
   });
   const stop = () =>
     new Promise((resolve) => {
-      if (exited) return resolve();
-      child.on('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      process.off('exit', onExit);
+      const done = () => {
+        signal('SIGKILL'); // whatever the shim left behind
+        resolve();
+      };
+      if (exited) return done();
+      child.on('exit', done);
+      signal('SIGTERM');
+      setTimeout(() => signal('SIGKILL'), 5000).unref();
     });
   const url = `http://127.0.0.1:${port}/`;
   const deadline = Date.now() + 90_000; // generous: runtimes start slowly on a loaded machine
