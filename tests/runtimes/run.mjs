@@ -7,7 +7,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fetchWithRetry } from '@floodgate/client';
 import { root } from '../packaging/workspace.mjs';
-import { runtimeVersion, serve } from './runtimes.mjs';
+import { runClient, runtimeVersion, serve } from './runtimes.mjs';
 import { runtimeSamples } from './samples.mjs';
 import { scanPortable } from './scan.mjs';
 
@@ -79,7 +79,18 @@ async function contract({ url, headers, probe }) {
   assert.ok(retries.length >= 1, 'the client was refused first, and retried');
   assert.equal(retries[0].source, 'retry-after', 'it waited as the server asked');
   assert.ok(retries[0].delayMs >= Number(retryAfter) * 1000, 'no sooner than Retry-After');
-  return `${admitted} admitted, 429 with Retry-After ${retryAfter}, client retried after ${retries[0].delayMs} ms`;
+  return `${admitted} admitted, 429 with Retry-After ${retryAfter}, client (node) retried after ${retries[0].delayMs} ms`;
+}
+
+/** The client inside the runtime: a call refused first, then admitted after the server's delay. */
+async function clientInRuntime(server) {
+  const report = await runClient(server);
+  assert.equal(report.status, 200, `the in-runtime client ended with ${report.status}`);
+  assert.ok(report.retries.length >= 1, `no call was retried in ${report.calls} calls`);
+  const [first] = report.retries;
+  assert.equal(first.source, 'retry-after', 'it waited as the server asked');
+  assert.ok(first.delayMs >= first.serverDelayMs && first.serverDelayMs >= 1000);
+  return `client (${server.runtime}) retried after ${first.delayMs} ms`;
 }
 
 const samples = runtimeSamples(root);
@@ -93,7 +104,7 @@ for (const sample of samples) {
   let server;
   try {
     server = await serve(sample.runtime, sample.code, `${sample.runtime}-${++n}`);
-    console.log(`ok   ${label}: ${await contract(server)}`);
+    console.log(`ok   ${label}: ${await contract(server)}, ${await clientInRuntime(server)}`);
   } catch (e) {
     failures.push(`${label}: ${e.message}${server ? `\n${server.output()}` : ''}`);
   } finally {
