@@ -10,9 +10,13 @@ export const fetchHarness: Harness = {
     return rateLimit(options);
   },
   async start(options, { host = '127.0.0.1' } = {}): Promise<AppHandle> {
-    // A Web Request has no socket: the platform (here @hono/node-server) supplies the address.
-    const addresses = new WeakMap<Request, string | undefined>();
-    const limit = rateLimit({ ...options, getAddress: (request) => addresses.get(request) });
+    // A Web Request has no socket: the platform (here @hono/node-server) passes the address in
+    // its handler's second argument, which the limiter hands to getAddress.
+    const limit = rateLimit({
+      ...options,
+      getAddress: (_request, env: HttpBindings | Http2Bindings) =>
+        env.incoming.socket.remoteAddress,
+    });
     const handled = counter();
     const handler = limit.wrap(async () => {
       handled.hit();
@@ -21,10 +25,7 @@ export const fetchHarness: Harness = {
         { headers: { 'Access-Control-Expose-Headers': EXPOSE_BY_APP } },
       );
     });
-    const served = await serveFetch((request: Request, env: HttpBindings | Http2Bindings) => {
-      addresses.set(request, env.incoming.socket.remoteAddress);
-      return handler(request);
-    }, host);
+    const served = await serveFetch(handler, host);
     return {
       url: served.url,
       handled: handled.count,
