@@ -11,7 +11,16 @@ function int(name, fallback, min = 1) {
   return n;
 }
 
-const SECTIONS = ['inprocess', 'redis', 'roundtrips', 'memory', 'ceiling', 'blocked', 'accuracy'];
+const SECTIONS = [
+  'inprocess',
+  'redis',
+  'roundtrips',
+  'memory',
+  'ceiling',
+  'blocked',
+  'accuracy',
+  'eviction',
+];
 
 function sections() {
   const raw = process.env.BENCH_SECTIONS;
@@ -58,6 +67,8 @@ export const config = Object.freeze({
   roundTripDecisions: int('BENCH_ROUNDTRIP_DECISIONS', 5_000),
   /** Keys written for the memory-per-key report. */
   memoryKeys: int('BENCH_MEMORY_KEYS', 1_000),
+  /** MemoryStore's maxKeys in the eviction section; it decides for 10 × as many identities. */
+  evictionMaxKeys: int('BENCH_EVICTION_MAX_KEYS', 50_000),
   /** Runs per contender and scenario; the table shows the median. */
   repeats: int('BENCH_REPEATS', 3),
   /** Which parts to run (comma-separated): see SECTIONS. */

@@ -11,6 +11,7 @@ import { benchBlocked } from './blocked.mjs';
 import { benchCeiling } from './ceiling.mjs';
 import { config } from './config.mjs';
 import { ERL, ERL_REDIS, RLF } from './contenders.mjs';
+import { benchEviction } from './eviction.mjs';
 import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
 import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
@@ -121,6 +122,33 @@ if (config.sections.has('accuracy')) {
       `admitted history, \`slidingWindow\` would have decided **${(a.wrongShare * 100).toFixed(3)} %** ` +
       `of them differently (${fmt(a.tooLoose)} admitted that the log denies, ${fmt(a.tooStrict)} ` +
       'denied that it admits).',
+  );
+}
+
+if (config.sections.has('eviction')) {
+  const e = await benchEviction(config, log);
+  results.eviction = e;
+  const us = (runs) => `${median(runs).toFixed(2)} µs`;
+  const spread = e.pastChunks.flat();
+  print();
+  print(
+    `### MemoryStore past \`maxKeys\`: ${fmt(e.identities)} rotating identities, \`maxKeys\` ${fmt(e.maxKeys)}`,
+  );
+  print();
+  print(
+    table(
+      ['phase', 'CPU per decision', 'slowest tenth of the run', '÷ within the bound'],
+      [
+        ['filling up to maxKeys (insert)', us(e.within), '–', '1.00×'],
+        [
+          'past maxKeys (insert + evict)',
+          us(e.past),
+          `${Math.max(...spread).toFixed(2)} µs`,
+          `${e.ratio.toFixed(2)}×`,
+        ],
+      ],
+      ['l', 'r', 'r', 'r'],
+    ),
   );
 }
 

@@ -31,6 +31,7 @@ export function toJson(meta, r) {
     ceiling: r.ceiling,
     blocked: table(r.blocked),
     accuracy: r.accuracy,
+    eviction: r.eviction,
     targets: r.targets,
   };
 }

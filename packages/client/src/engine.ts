@@ -2,7 +2,7 @@ import { backoffDelay, serverJitter } from './backoff.js';
 import { RetryDeadlineError, RetryDelayTooLongError } from './errors.js';
 import type { ResolvedOptions, RetryReason } from './options.js';
 import type { DelaySource } from './server-delay.js';
-import { abortReason, sleep } from './sleep.js';
+import { abortReason, later, sleep } from './sleep.js';
 
 /** What one attempt came to. */
 export type Outcome<T> =
@@ -19,35 +19,72 @@ export type Outcome<T> =
       readonly giveUp: { readonly value: T } | { readonly error: unknown };
       /** Frees what the attempt holds (a response body) once it will not be returned. */
       readonly release?: () => Promise<void>;
+      /** Thrown when a retry would be made but cannot be (a body that cannot be sent again). */
+      readonly notRetried?: unknown;
     };
 
-/** One attempt; `signal` fires on the caller's abort and on the deadline. */
-export type Attempt<T> = (attempt: number, signal: AbortSignal) => Promise<Outcome<T>>;
+/**
+ * One attempt; `signal` fires on any of the caller's signals and on the deadline, the local
+ * time (ms) past which no wait may end (`Infinity` without one).
+ */
+export type Attempt<T> = (
+  attempt: number,
+  signal: AbortSignal,
+  deadline: number,
+) => Promise<Outcome<T>>;
 
-/** The retry loop shared by `retry` and the fetch wrappers. */
-export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Promise<T> {
-  const started = Date.now();
-  const deadline = o.deadlineMs === undefined ? Number.POSITIVE_INFINITY : started + o.deadlineMs;
+/** Where a wait is decided: the attempt just made, and what it left. */
+export interface WaitAt {
+  readonly attempt: number;
+  readonly response?: Response;
+  readonly cause?: unknown;
+}
+
+/** A wait beyond `maxDelayMs`: thrown with `'throw'`, cut to `maxDelayMs` with `'clamp'`. */
+export function boundedDelay(ms: number, o: ResolvedOptions, at: WaitAt): number {
+  if (ms <= o.maxDelayMs) return ms;
+  if (o.onMaxDelay === 'throw') {
+    throw new RetryDelayTooLongError({ ...at, delayMs: ms, maxDelayMs: o.maxDelayMs });
+  }
+  return o.maxDelayMs;
+}
+
+/** A wait that would end past the deadline is not started. */
+export function checkDeadline(ms: number, deadline: number, o: ResolvedOptions, at: WaitAt) {
+  if (Date.now() + ms > deadline) {
+    throw new RetryDeadlineError({ ...at, delayMs: ms, deadlineMs: o.deadlineMs as number });
+  }
+}
+
+/**
+ * The retry loop shared by `retry` and the fetch wrappers. `signals` are the caller's (for
+ * fetch: `options.signal`, `init.signal` and the `Request`'s own); any of them cancels.
+ */
+export async function runWithRetries<T>(
+  run: Attempt<T>,
+  o: ResolvedOptions,
+  signals: readonly AbortSignal[] = o.signal ? [o.signal] : [],
+): Promise<T> {
+  for (const s of signals) if (s.aborted) throw abortReason(s);
+  const deadline = Date.now() + (o.deadlineMs ?? Number.POSITIVE_INFINITY);
   // The deadline aborts `internal`; attempts and waits listen to it combined with the caller's
-  // signal, which keeps reaching a returned response's body after the call, as with fetch.
+  // signals, which keep reaching a returned response's body after the call, as with fetch.
   const internal = new AbortController();
-  if (o.signal?.aborted) throw abortReason(o.signal);
-  const signal = o.signal ? anySignal(o.signal, internal.signal) : internal.signal;
+  const { signal, unlink } = anySignal([...signals, internal.signal]);
   let attempt = 0;
   let lastResponse: Response | undefined;
-  const deadlineTimer =
-    o.deadlineMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          internal.abort(
-            new RetryDeadlineError({
-              delayMs: 0,
-              deadlineMs: o.deadlineMs as number,
-              attempt,
-              response: lastResponse,
-            }),
-          );
-        }, o.deadlineMs);
+  const cancelDeadline = !Number.isFinite(deadline)
+    ? undefined
+    : later(o.deadlineMs as number, () => {
+        internal.abort(
+          new RetryDeadlineError({
+            delayMs: 0,
+            deadlineMs: o.deadlineMs as number,
+            attempt,
+            response: lastResponse,
+          }),
+        );
+      });
 
   try {
     let previousBackoff = o.baseDelayMs;
@@ -55,7 +92,7 @@ export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Pr
       attempt += 1;
       let outcome: Outcome<T>;
       try {
-        outcome = await run(attempt, signal);
+        outcome = await run(attempt, signal, deadline);
       } catch (error) {
         // An aborted attempt rejects with whatever the fetch implementation chose; the
         // signal's reason says what really happened (caller abort or deadline).
@@ -71,23 +108,13 @@ export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Pr
         throw outcome.giveUp.error;
       };
       if (attempt > o.retries) return giveUp();
+      if (outcome.notRetried !== undefined) throw outcome.notRetried;
+      const at: WaitAt = { attempt, response: outcome.response, cause: outcome.error };
 
       let delayMs: number;
       let source: DelaySource;
       if (outcome.serverDelayMs !== undefined) {
-        let server = outcome.serverDelayMs;
-        if (server > o.maxDelayMs) {
-          if (o.onMaxDelay === 'throw') {
-            throw new RetryDelayTooLongError({
-              delayMs: server,
-              maxDelayMs: o.maxDelayMs,
-              attempt,
-              response: outcome.response,
-              cause: outcome.error,
-            });
-          }
-          server = o.maxDelayMs;
-        }
+        const server = boundedDelay(outcome.serverDelayMs, o, at);
         const extra = serverJitter(o.jitter, o.maxServerJitterMs, o.random);
         delayMs = Math.max(server, Math.min(server + extra, o.maxDelayMs));
         source = outcome.source ?? 'retry-later';
@@ -103,16 +130,7 @@ export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Pr
         previousBackoff = Math.max(delayMs, o.baseDelayMs);
         source = 'backoff';
       }
-
-      if (Date.now() + delayMs > deadline) {
-        throw new RetryDeadlineError({
-          delayMs,
-          deadlineMs: o.deadlineMs as number,
-          attempt,
-          response: outcome.response,
-          cause: outcome.error,
-        });
-      }
+      checkDeadline(delayMs, deadline, o, at);
       // Last check, so a retry that is not made for another reason spends no token.
       if (o.budget && !o.budget.tryRetry()) return giveUp();
 
@@ -128,21 +146,32 @@ export async function runWithRetries<T>(run: Attempt<T>, o: ResolvedOptions): Pr
       await outcome.release?.();
       await sleep(delayMs, signal);
     }
+  } catch (error) {
+    // No response leaves the call, so nothing needs the caller's signals any more.
+    unlink();
+    throw error;
   } finally {
-    if (deadlineTimer !== undefined) clearTimeout(deadlineTimer);
+    cancelDeadline?.();
   }
 }
 
 /**
- * Aborts when either signal does. `AbortSignal.any` (Node 20.3+, current browsers) holds its
- * sources weakly; older runtimes get a plain listener.
+ * Aborts when any of `signals` does. `AbortSignal.any` (Node 20.3+, current browsers) holds its
+ * sources weakly. Older runtimes get plain listeners; `unlink` removes them, so a long-lived
+ * signal shared by many calls does not collect one per call that failed. (After a call that
+ * returned a response they stay, so that an abort still reaches its body.)
  */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+function anySignal(signals: AbortSignal[]): { signal: AbortSignal; unlink: () => void } {
   const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
-  if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
+  if (typeof any === 'function') return { signal: any.call(AbortSignal, signals), unlink() {} };
   const combined = new AbortController();
-  for (const s of [a, b]) {
-    s.addEventListener('abort', () => combined.abort(abortReason(s)), { once: true });
-  }
-  return combined.signal;
+  const onAbort = (event: Event): void => {
+    unlink();
+    combined.abort(abortReason(event.target as AbortSignal));
+  };
+  const unlink = (): void => {
+    for (const s of signals) s.removeEventListener('abort', onAbort);
+  };
+  for (const s of signals) s.addEventListener('abort', onAbort);
+  return { signal: combined.signal, unlink };
 }

@@ -8,12 +8,17 @@
  *   INVALID_OPTION: 'bad retry options (a bug)',
  *   DELAY_TOO_LONG: 'the service asked us to wait too long',
  *   DEADLINE_EXCEEDED: 'the service did not answer in time',
+ *   BODY_NOT_REPLAYABLE: 'refused, and a streamed body cannot be sent again',
  * };
  * declare const error: unknown;
  * if (isRetryError(error)) console.error(messages[error.code]);
  * ```
  */
-export type RetryErrorCode = 'INVALID_OPTION' | 'DELAY_TOO_LONG' | 'DEADLINE_EXCEEDED';
+export type RetryErrorCode =
+  | 'INVALID_OPTION'
+  | 'DELAY_TOO_LONG'
+  | 'DEADLINE_EXCEEDED'
+  | 'BODY_NOT_REPLAYABLE';
 
 // A registered symbol survives duplicate package copies and realms (iframes, workers, vm
 // contexts), where `instanceof` would not.
@@ -136,6 +141,43 @@ export class RetryDeadlineError extends RetryError {
   }
 }
 
+/**
+ * A retry was due (a 429 or 503, or a network error, of a retryable request), but the request's
+ * body is a stream (`ReadableStream`, an async iterable, a Node `Readable`): it was read by the
+ * attempt that was made and cannot be sent again. Sending the retry would send an empty or
+ * broken body, so it is not sent. `response` is the refused response (body unread), `cause`
+ * the network error, whichever the attempt produced. Buffer the body (or pass a function that
+ * builds it to `retry`) to make such a request retryable.
+ * @example
+ * ```ts
+ * import { isRetryBodyNotReplayableError, withRetry } from '@floodgate/client';
+ *
+ * declare const upload: ReadableStream<Uint8Array>;
+ * const api = withRetry(fetch);
+ * try {
+ *   await api('https://api.example.com/files/1', { method: 'PUT', body: upload });
+ * } catch (error) {
+ *   if (!isRetryBodyNotReplayableError(error)) throw error;
+ *   console.warn(`not retried (${error.response?.status}): open the stream again and resend`);
+ * }
+ * ```
+ */
+export class RetryBodyNotReplayableError extends RetryError {
+  readonly attempt: number;
+  readonly response: Response | undefined;
+
+  constructor(details: Omit<RetryErrorDetails, 'delayMs'>) {
+    super(
+      'BODY_NOT_REPLAYABLE',
+      `not retried: the request body is a stream, already sent once (${details.response ? `status ${details.response.status}` : 'network error'})`,
+      { cause: details.cause },
+    );
+    this.name = 'RetryBodyNotReplayableError';
+    this.attempt = details.attempt;
+    this.response = details.response;
+  }
+}
+
 function branded(value: unknown): value is RetryError {
   return (
     typeof value === 'object' &&
@@ -193,6 +235,22 @@ export function isRetryDelayTooLongError(value: unknown): value is RetryDelayToo
  */
 export function isRetryDeadlineError(value: unknown): value is RetryDeadlineError {
   return branded(value) && value.code === 'DEADLINE_EXCEEDED';
+}
+
+/**
+ * True for a {@link RetryBodyNotReplayableError}, including one from another copy or realm.
+ * @example
+ * ```ts
+ * import { isRetryBodyNotReplayableError } from '@floodgate/client';
+ *
+ * declare const error: unknown;
+ * if (isRetryBodyNotReplayableError(error)) console.warn(error.message);
+ * ```
+ */
+export function isRetryBodyNotReplayableError(
+  value: unknown,
+): value is RetryBodyNotReplayableError {
+  return branded(value) && value.code === 'BODY_NOT_REPLAYABLE';
 }
 
 /**

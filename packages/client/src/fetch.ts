@@ -1,6 +1,6 @@
 import { RetryBudget } from './budget.js';
-import { type Attempt, type Outcome, runWithRetries } from './engine.js';
-import { RetryError } from './errors.js';
+import { type Attempt, boundedDelay, checkDeadline, runWithRetries } from './engine.js';
+import { RetryBodyNotReplayableError, RetryError } from './errors.js';
 import { type ResolvedOptions, type RetryOptions, resolveOptions } from './options.js';
 import { Pacer } from './pacing.js';
 import { serverDelay } from './server-delay.js';
@@ -108,6 +108,20 @@ function originOf(input: string | URL | Request): string | undefined {
   }
 }
 
+/**
+ * A body that is read as it is sent (a `ReadableStream`, an async iterable such as a Node
+ * `Readable` or an async generator) is gone after one attempt; everything else fetch accepts
+ * (strings, bytes, `Blob`, `FormData`, `URLSearchParams`) can be sent again.
+ */
+function isStream(body: unknown): boolean {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    ((typeof ReadableStream !== 'undefined' && body instanceof ReadableStream) ||
+      typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function')
+  );
+}
+
 async function call(
   fetchFn: FetchLike,
   input: string | URL | Request,
@@ -117,32 +131,47 @@ async function call(
   const request = isRequest(input) ? input : undefined;
   const method = (init?.method ?? request?.method ?? 'GET').toUpperCase();
   const headers = new Headers(init?.headers ?? request?.headers);
-  // A stream body can be sent once only; such a request gets a single attempt.
-  const replayable = !(
-    typeof ReadableStream !== 'undefined' && init?.body instanceof ReadableStream
-  );
-  const retryable = replayable && (p.methods.has(method) || headers.has('idempotency-key'));
+  const stream = isStream(init?.body);
+  const retryable = p.methods.has(method) || headers.has('idempotency-key');
+  // fetch refuses a streamed body without `duplex: 'half'` (Node, Chromium); it says the
+  // response is read only once the body is sent, the only mode fetch has.
+  const sendInit =
+    stream && !('duplex' in (init as object)) ? { ...init, duplex: 'half' as const } : init;
   const origin = p.pacer ? originOf(input) : undefined;
-  // A Request always has a signal (a never-aborting one by default), so it comes last.
-  const signal = init?.signal ?? p.retry.signal ?? request?.signal;
-  const retryOptions = { ...p.retry, signal: signal ?? undefined };
+  const o = p.retry;
+  // Any of the caller's signals cancels (a Request always has one, which never aborts unless
+  // its creator made it so).
+  const signals = [init?.signal, o.signal, request?.signal].filter((s): s is AbortSignal => !!s);
 
-  const attempt: Attempt<Response> = async (_n, attemptSignal): Promise<Outcome<Response>> => {
+  const attempt: Attempt<Response> = async (n, signal, deadline) => {
     let seq = 0;
     if (p.pacer && origin !== undefined) {
-      const slot = p.pacer.reserve(origin, Date.now());
+      // A paced wait obeys maxDelayMs and the deadline, as a server-given one does; one that
+      // would be refused is not reserved, so it does not hold back the calls after it.
+      const now = Date.now();
+      const most = o.onMaxDelay === 'throw' ? o.maxDelayMs : Number.POSITIVE_INFINITY;
+      const slot = p.pacer.reserve(origin, now, Math.min(most, deadline - now));
+      if (slot.seq === 0) {
+        boundedDelay(slot.waitMs, o, { attempt: n });
+        checkDeadline(slot.waitMs, deadline, o, { attempt: n });
+      }
       seq = slot.seq;
-      await sleep(slot.waitMs, attemptSignal);
+      await sleep(Math.min(slot.waitMs, o.maxDelayMs), signal);
     }
     let response: Response;
     try {
-      response = await fetchFn(request ? request.clone() : input, {
-        ...init,
-        signal: attemptSignal,
-      });
+      response = await fetchFn(request ? request.clone() : input, { ...sendInit, signal });
     } catch (error) {
-      if (attemptSignal.aborted || !retryable) throw error;
-      return { kind: 'retry', reason: 'network-error', error, giveUp: { error } };
+      if (signal.aborted || !retryable) throw error;
+      return {
+        kind: 'retry',
+        reason: 'network-error',
+        error,
+        giveUp: { error },
+        notRetried: stream
+          ? new RetryBodyNotReplayableError({ attempt: n, cause: error })
+          : undefined,
+      };
     }
     if (p.pacer && origin !== undefined) {
       p.pacer.observe(origin, seq, response.headers, Date.now());
@@ -157,9 +186,10 @@ async function call(
       source: server?.source,
       giveUp: { value: response },
       release: () => release(response),
+      notRetried: stream ? new RetryBodyNotReplayableError({ attempt: n, response }) : undefined,
     };
   };
-  return runWithRetries(attempt, retryOptions);
+  return runWithRetries(attempt, o, signals);
 }
 
 /** An unread body pins a connection (and in undici a socket) until garbage collection. */

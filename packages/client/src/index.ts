@@ -5,9 +5,11 @@
 export type { Jitter } from './backoff.js';
 export { createRetryBudget, RetryBudget, type RetryBudgetOptions } from './budget.js';
 export {
+  isRetryBodyNotReplayableError,
   isRetryDeadlineError,
   isRetryDelayTooLongError,
   isRetryError,
+  RetryBodyNotReplayableError,
   RetryDeadlineError,
   RetryDelayTooLongError,
   RetryError,

@@ -86,7 +86,8 @@ export interface RetryOptions {
    */
   readonly maxServerJitterMs?: number;
   /**
-   * The longest server-given delay this caller will wait.
+   * The longest wait this caller accepts, server-given or paced. `Infinity` for no bound: waits
+   * past a timer's 24.8 days are made in steps, never cut short.
    * @default 60_000
    */
   readonly maxDelayMs?: number;
@@ -98,13 +99,14 @@ export interface RetryOptions {
   readonly onMaxDelay?: 'throw' | 'clamp';
   /**
    * Bounds all attempts and waits together, from the call; past it the call rejects with a
-   * `RetryDeadlineError`, and a wait that would end past it is not started.
+   * `RetryDeadlineError`, and a wait that would end past it is not started. Any length, up to
+   * `Infinity` (the same as none).
    * @default undefined (no deadline)
    */
   readonly deadlineMs?: number;
   /**
    * Cancels the call, including a pending wait, at once; it rejects with the signal's reason.
-   * For fetch, the request's own `signal` is honoured too.
+   * For fetch, `init.signal` and a `Request`'s own signal are honoured too: any of them cancels.
    * @default undefined
    */
   readonly signal?: AbortSignal;
@@ -142,10 +144,17 @@ function invalid(message: string): RetryError {
   return new RetryError('INVALID_OPTION', message);
 }
 
-function ms(name: string, value: number | undefined, fallback: number): number {
+/**
+ * A duration option. Bounds (`maxDelayMs`, `maxBackoffMs`, `deadlineMs`) may be `Infinity`, for
+ * none: waits of any length are made in steps a timer can hold (see sleep.ts). A step that is
+ * itself a wait (`baseDelayMs`, `maxServerJitterMs`) must be finite: jitter multiplies it.
+ */
+function ms(name: string, value: number | undefined, fallback: number, bound = false): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-    throw invalid(`${name} must be a non-negative number of ms, got ${String(value)}`);
+  if (typeof value !== 'number' || !(value >= 0) || (!bound && value === Infinity)) {
+    throw invalid(
+      `${name} must be a ${bound ? 'non-negative' : 'finite, non-negative'} number of ms, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -172,13 +181,13 @@ export function resolveOptions(options: RetryOptions = {}): ResolvedOptions {
   return {
     retries,
     baseDelayMs: ms('baseDelayMs', options.baseDelayMs, 200),
-    maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs, 10_000),
+    maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs, 10_000, true),
     jitter,
     maxServerJitterMs: ms('maxServerJitterMs', options.maxServerJitterMs, 1000),
-    maxDelayMs: ms('maxDelayMs', options.maxDelayMs, 60_000),
+    maxDelayMs: ms('maxDelayMs', options.maxDelayMs, 60_000, true),
     onMaxDelay,
     deadlineMs:
-      options.deadlineMs === undefined ? undefined : ms('deadlineMs', options.deadlineMs, 0),
+      options.deadlineMs === undefined ? undefined : ms('deadlineMs', options.deadlineMs, 0, true),
     signal: options.signal,
     budget: budget || undefined,
     onRetry: options.onRetry,

@@ -37,7 +37,8 @@ interface Origin {
 }
 
 /**
- * A reserved send time: wait `waitMs`, then send, then hand `seq` back to `observe`.
+ * A reserved send time: wait `waitMs`, then send, then hand `seq` back to `observe`. `seq` 0
+ * means nothing was reserved (the wait was beyond what the caller would accept).
  * @example
  * A pacer driving an HTTP call of your own.
  * ```ts
@@ -84,8 +85,11 @@ export class Pacer {
     this.#maxOrigins = maxOrigins;
   }
 
-  /** Reserves the next send time for `origin`. */
-  reserve(origin: string, now: number): PaceSlot {
+  /**
+   * Reserves the next send time for `origin`. A wait longer than `maxWaitMs` is not reserved:
+   * the slot comes back with that wait and `seq` 0, and nothing is counted.
+   */
+  reserve(origin: string, now: number, maxWaitMs = Number.POSITIVE_INFINITY): PaceSlot {
     const state = this.#state(origin);
     let slot = now;
     for (const [key, q] of state.quotas) {
@@ -102,9 +106,11 @@ export class Pacer {
           : Math.max(q.resetAt, state.lastSlot + q.gapMs);
       slot = Math.max(slot, at);
     }
+    const waitMs = Math.max(0, Math.ceil(slot - now));
+    if (waitMs > maxWaitMs) return { waitMs, seq: 0 };
     state.seq += 1;
     state.lastSlot = Math.max(state.lastSlot, slot);
-    return { waitMs: Math.max(0, Math.ceil(slot - now)), seq: state.seq };
+    return { waitMs, seq: state.seq };
   }
 
   /** Records what a response to the request sent with reservation `seq` said. */

@@ -93,6 +93,8 @@ describe('every header form', () => {
     ],
     ['epoch milliseconds', { Date: DATE, 'X-RateLimit-Reset': String(T0 + 2500) }, 2500],
     ['an epoch in the past', { Date: DATE, 'X-RateLimit-Reset': String(T0 / 1000 - 90) }, 0],
+    // The smallest epoch-seconds value (Sep 2001), not a delta of 31 years (issue #14 item 8).
+    ['exactly 1e9, an epoch long past', { Date: DATE, 'X-RateLimit-Reset': '1000000000' }, 0],
   ])('X-RateLimit-Reset as %s', async (_name, headers, expected) => {
     const e = await firstRetry(server, headers);
     expect(e).toMatchObject({ source: 'x-ratelimit-reset', serverDelayMs: expected });

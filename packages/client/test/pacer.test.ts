@@ -36,6 +36,17 @@ describe('Pacer', () => {
     expect(pacer.reserve(O, T + 3001).waitMs).toBe(0);
   });
 
+  it('a wait beyond maxWaitMs is not reserved and does not push the next one back', () => {
+    const pacer = createPacer();
+    const headers = new Headers({ RateLimit: '"p";r=0;t=3', 'RateLimit-Policy': '"p";q=10;w=60' });
+    pacer.observe(O, pacer.reserve(O, T).seq, headers, T);
+    // Spent: the next send is one gap (60 s / 10) after the last one, past the 3 s reset.
+    expect(pacer.reserve(O, T, 1000)).toEqual({ waitMs: 6000, seq: 0 });
+    expect(pacer.reserve(O, T, 1000)).toEqual({ waitMs: 6000, seq: 0 });
+    expect(pacer.reserve(O, T, 6000)).toEqual({ waitMs: 6000, seq: 2 });
+    expect(pacer.reserve(O, T).waitMs).toBe(12_000);
+  });
+
   it('keeps every policy it has seen, not just the latest', () => {
     const pacer = createPacer();
     const a = pacer.reserve(O, T);

@@ -2,8 +2,9 @@ import type { BreakerState, FloodgateError } from '@floodgate/core';
 
 /**
  * A shard's state. `'healthy'`: its last call succeeded (every shard starts so). `'failing'`:
- * its last call failed with a store error. One failure makes it failing and one success makes it
- * healthy again: the limiter already decides every failed call by `onStoreError`, so there is no
+ * its last call failed with a store error, or passed its deadline unanswered (counted when the
+ * deadline expires; a late answer changes nothing). One failure makes it failing and one success
+ * makes it healthy again: the limiter already decides every failed call by `onStoreError`, so there is no
  * traffic to divert and nothing to gain from a threshold; the state is there to be watched.
  * @example
  * ```ts

@@ -44,6 +44,7 @@ storeConformance(
       new ShardedStore(clients.map((c) => new IoRedisStore(c, { clock: 'client', now }))),
     realTimeExpiry: true,
     inspect,
+    disposeStore: (store) => store.close(),
     numRuns: 15,
   },
 );
@@ -55,6 +56,7 @@ storeConformance(
     controlsTime: false,
     makeStore: () => new ShardedStore(clients.map((c) => new IoRedisStore(c))),
     inspect,
+    disposeStore: (store) => store.close(),
   },
 );
 

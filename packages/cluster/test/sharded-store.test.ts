@@ -59,6 +59,19 @@ describe('ShardedStore', () => {
       [[m], { breaker: 'on' }, /breaker/],
       [[m], { breaker: { failures: 0 } }, /failures/],
       [[m], null, /options/],
+      [[m], { timeoutMs: 0 }, /timeoutMs/],
+      [[m], { fleetCheck: 'on' }, /fleetCheck/],
+      [[m], { fleetCheck: { intervalMs: 60_000 } }, /intervalMs/],
+      [[m], { fleetCheck: { everyMs: 5 } }, /unknown option "everyMs"/],
+      [[m], { migration: ['0'] }, /migration/],
+      [[m], { migration: { from: ['0'], until: Date.now(), to: 1 } }, /unknown field "to"/],
+      [[m], { migration: { from: [], until: Date.now() } }, /migration.from/],
+      [[m], { migration: { from: ['x'], until: Date.now() } }, /"x" is not a current shard/],
+      [[m], { migration: { from: [new MemoryStore()], until: Date.now() } }, /another store/],
+      [[m], { migration: { from: ['0', '0'], until: Date.now() } }, /unique/],
+      [[m], { migration: { from: ['0'], until: 3_600_000 } }, /not a duration/],
+      [[m], { migration: { from: ['0'], until: 'tomorrow' } }, /until/],
+      [[m], { migration: { from: ['0'], until: new Date(Number.NaN) } }, /until/],
     ];
     for (const [stores, options, message] of bad) {
       const make = () => new ShardedStore(stores as Store[], options as object);
@@ -174,6 +187,38 @@ describe('ShardedStore', () => {
       ['s1', 'healthy', 'failing', 'STORE_UNAVAILABLE'],
       ['s1', 'failing', 'healthy', undefined],
     ]);
+  });
+
+  it('a migration that removes a shard asks it too, until `until`', async () => {
+    const [a, b, c] = [new MemoryStore(), new MemoryStore(), new MemoryStore()];
+    const old = new ShardedStore([
+      { name: 'a', store: a },
+      { name: 'b', store: b },
+      { name: 'c', store: c },
+    ]);
+    const migration = { from: ['a', 'b', { name: 'c', store: c }], until: Date.now() + 60_000 };
+    const next = new ShardedStore(
+      [
+        { name: 'a', store: a },
+        { name: 'b', store: b },
+      ],
+      { migration },
+    );
+    expect(next.health().map((h) => h.name)).toEqual(['a', 'b', 'c']);
+    const policy = fixedWindow({ limit: 3, window: '1h' });
+    const ids = Array.from({ length: 40 }, (_, i) => `m${i}`);
+    const onC = ids.filter((id) => old.locate(keysFor('rm', id, [policy])[0]!) === 'c');
+    expect(onC.length).toBeGreaterThan(3);
+    const make = (store: Store) => createLimiter({ store, policy, prefix: 'rm' });
+    for (const id of onC) {
+      // Two from the old list, then the new list: one more, then denied, as on one store.
+      await make(old).limit(id);
+      await make(old).limit(id);
+      expect((await make(next).limit(id)).allowed).toBe(true);
+      expect(await make(next).limit(id)).toMatchObject({ allowed: false, remaining: 0 });
+      expect((await make(old).limit(id)).allowed).toBe(false);
+    }
+    expect(next.fingerprint).not.toBe(old.fingerprint);
   });
 
   it('a bad call is not the shard’s failure', async () => {

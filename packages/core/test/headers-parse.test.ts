@@ -84,6 +84,19 @@ describe('parseRateLimitHeaders: each form', () => {
     expect(parseRateLimitHeaders(h, NOW + 89_500)?.resetSeconds).toBe(1);
     expect(parseRateLimitHeaders(h, NOW + 3_600_000)?.resetSeconds).toBe(0);
   });
+
+  it('legacy: 1e9 itself is already epoch seconds; one less is still a delta', () => {
+    const reset = (value: string) =>
+      parseRateLimitHeaders({ 'X-RateLimit-Reset': value }, NOW)?.resetSeconds;
+    // 1e9 s is Sep 2001, long past at NOW: the quota has reset, no 31-year wait.
+    expect(reset('1000000000')).toBe(0);
+    expect(reset('1000000001')).toBe(0);
+    expect(reset('999999999')).toBe(999_999_999);
+    // At a now just before 1e9 s, 1e9 reads as the second ahead.
+    expect(
+      parseRateLimitHeaders({ 'X-RateLimit-Reset': '1000000000' }, 1e12 - 500)?.resetSeconds,
+    ).toBe(1);
+  });
 });
 
 describe('parseRateLimitHeaders: precedence and inputs', () => {

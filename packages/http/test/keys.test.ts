@@ -1,6 +1,7 @@
 import { isFloodgateError } from '@floodgate/core';
 import { describe, expect, test } from 'vitest';
 import {
+  canonicalPath,
   clientAddress,
   combineKeys,
   compileTrust,
@@ -10,6 +11,7 @@ import {
   normalizeAddress,
   type RateLimitRequest,
   routeKey,
+  stripPort,
 } from '../src/index.js';
 
 function request(
@@ -146,4 +148,66 @@ describe('other keys', () => {
     expect(await key(request('1.1.1.1', { 'x-api-key': 'k' }))).toBe('header:x-api-key:k');
     expect(() => firstKey()).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
+});
+
+describe('canonicalPath', () => {
+  test.each([
+    ['/search', '/search'],
+    ['/Search', '/search'],
+    ['/search/', '/search'],
+    ['/search//', '/search'],
+    ['/search?q=1#x', '/search'],
+    ['http://anything/search', '/search'],
+    ['HTTPS://a.example:8443/Search/?q', '/search'],
+    ['http://anything', '/'],
+    ['/%73earch', '/search'],
+    ['/a/./b/../search', '/a/search'],
+    ['/a/%2e%2e/search', '/search'],
+    ['/../../search', '/search'],
+    ['/a/b/..', '/a'],
+    ['/a%2Fb', '/a%2fb'],
+    ['/bad%zz', '/bad%zz'],
+    ['/', '/'],
+    ['*', '*'],
+  ])('%s → %s', (target, expected) => {
+    expect(canonicalPath(target)).toBe(expected);
+  });
+
+  test("the framework's case and trailing-slash rules", () => {
+    const strict = { caseSensitive: true, strictRouting: true };
+    expect(canonicalPath('/Search/', strict)).toBe('/Search/');
+    expect(canonicalPath('http://x/Search/?q', strict)).toBe('/Search/');
+    expect(canonicalPath('/Search/', { caseSensitive: true })).toBe('/Search');
+  });
+});
+
+describe('stripPort', () => {
+  test.each([
+    ['203.0.113.9:40000', '203.0.113.9'],
+    ['203.0.113.9', '203.0.113.9'],
+    ['[2001:db8::1]:40000', '2001:db8::1'],
+    ['[2001:db8::1]', '2001:db8::1'],
+    ['2001:db8::1', '2001:db8::1'],
+    ['2001:db8::1:443', '2001:db8::1:443'],
+    ['999.0.113.9:80', '999.0.113.9:80'],
+    ['unknown', 'unknown'],
+  ])('%s → %s', (address, expected) => {
+    expect(stripPort(address)).toBe(expected);
+  });
+});
+
+test('routeKey counts HEAD with GET and folds spellings of the path', async () => {
+  const key = routeKey();
+  const head = await key(request('1.1.1.1', {}, { method: 'HEAD', path: '/Items/7/' }));
+  expect(head).toBe('route:GET /items/7');
+  const matched = await key(request('1.1.1.1', {}, { method: 'head', route: '/items/:id' }));
+  expect(matched).toBe('route:GET /items/:id');
+  const strict = await key(
+    request(
+      '1.1.1.1',
+      {},
+      { path: '/Items/7/', framework: { name: 'x', caseSensitive: true, strictRouting: true } },
+    ),
+  );
+  expect(strict).toBe('route:GET /Items/7/');
 });

@@ -24,12 +24,21 @@ export class Entry {
   expiresAt = 0;
   /** Read since it last came up for eviction: it gets a second chance (CLOCK). */
   used = false;
+  // Its place in the store's eviction order (eviction.ts), a list through the entries themselves:
+  // the sweep finds the oldest entry and its table without iterating a Map.
+  prev: Entry | undefined = undefined;
+  next: Entry | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    readonly table: Table | undefined,
+  ) {}
 
   // V8 forgets a hidden class once no object of it is alive, and throws away the optimized code
   // that checks it: when the last store went, the next store's hot path went back to the
   // interpreter at the next full GC. This entry lives as long as the module.
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
-  static readonly #alive = new Entry();
+  static readonly #alive = new Entry('', undefined);
 }
 
 /**

@@ -10,15 +10,15 @@ import {
 import {
   commit,
   decide,
-  Entry,
+  type Entry,
   mutableResult,
   type Resolved,
   report,
-  SWEEP_GRACE_MS,
   specOf,
   splitKey,
   type Table,
 } from './entries.js';
+import { EvictionClock, evictionOf } from './eviction.js';
 
 /**
  * Options of `MemoryStore`: how many keys it holds at most, and its clock.
@@ -67,13 +67,12 @@ export class MemoryStore implements Store {
   static readonly #alive = new MemoryStore();
 
   readonly #now: () => number;
-  readonly #max: number;
+  readonly #eviction: EvictionClock;
   readonly #tables = new Map<string, Table>();
   readonly #resolved = new WeakMap<readonly Policy[], Resolved>();
   // The last limiter's resolution: one limiter per store is the common case.
   #lastPolicies: readonly Policy[] | undefined;
   #last: Resolved | undefined;
-  #size = 0;
   /** The clock at the first decision: entries count their times from it (see Entry). */
   #epoch: number | undefined;
   // Scratch reused by every call: decisions are made synchronously, one at a time.
@@ -100,7 +99,8 @@ export class MemoryStore implements Store {
       throw new FloodgateError('INVALID_OPTION', 'MemoryStore: now must be a function');
     }
     this.#now = options.now ?? Date.now;
-    this.#max = max;
+    this.#eviction = new EvictionClock(max);
+    evictionOf.set(this, this.#eviction);
   }
 
   #start(now: number): number {
@@ -193,15 +193,22 @@ export class MemoryStore implements Store {
       if (!v.allowed) all = false;
     }
     const charge = all && !peek;
-    for (let i = 0; i < n; i++) {
-      const v = this.#verdicts[i]!;
-      const r = this.#results[i]!;
-      const e = this.#entries[i];
-      this.#entries[i] = undefined;
-      if (charge) {
-        commit(e ?? this.#insert(this.#tablesOf[i]!, this.#ids[i]!, now - epoch), v, epoch, now);
+    if (charge) {
+      // Entries it holds first: an insert's sweep looks at every table, and would take one of
+      // this call's entries that it read expired, before its new expiry was written.
+      for (let i = 0; i < n; i++) {
+        const e = this.#entries[i];
+        if (e !== undefined) commit(e, this.#verdicts[i]!, epoch, now);
       }
-      report(r, v, charge, peek);
+      for (let i = 0; i < n; i++) {
+        if (this.#entries[i] !== undefined) continue;
+        const e = this.#eviction.insert(this.#tablesOf[i]!, this.#ids[i]!, now - epoch);
+        commit(e, this.#verdicts[i]!, epoch, now);
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      this.#entries[i] = undefined;
+      report(this.#results[i]!, this.#verdicts[i]!, charge, peek);
     }
     return this.#results;
   }
@@ -223,7 +230,7 @@ export class MemoryStore implements Store {
     decide(res.specs[0]!, live, e, epoch, now, peek ? 1 : call.cost, v);
     const r = this.#oneResult;
     const charge = v.allowed && !peek;
-    if (charge) commit(e ?? this.#insert(table, id, now - epoch), v, epoch, now);
+    if (charge) commit(e ?? this.#eviction.insert(table, id, now - epoch), v, epoch, now);
     report(r, v, charge, peek);
     return this.#oneResults;
   }
@@ -239,55 +246,11 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** `since`: ms since the epoch, as entries count. */
-  #insert(table: Table, id: string, since: number): Entry {
-    const e = new Entry();
-    table.set(id, e);
-    this.#size += 1;
-    this.#sweep(table, e, since);
-    return e;
-  }
-
-  #drop(table: Table, id: string): void {
-    if (table.delete(id)) this.#size -= 1;
-  }
-
-  // Runs on inserts only, at O(1) each: look at the oldest entries of the table that grows.
-  // Expired ones go; a used one gets a second chance at the tail; past maxKeys an unused one is
-  // evicted. A live, unused head within bounds ends the look at once, so a sweep never costs
-  // more than it frees.
-  #sweep(table: Table, added: Entry, since: number): void {
-    for (let step = 0; step < 3; step++) {
-      const head = table.entries().next();
-      if (head.done === true || head.value[1] === added) break;
-      const [id, e] = head.value;
-      if (e.expiresAt + SWEEP_GRACE_MS <= since || (this.#size > this.#max && !e.used)) {
-        this.#drop(table, id);
-      } else if (e.used) {
-        e.used = false;
-        table.delete(id);
-        table.set(id, e);
-      } else {
-        break;
-      }
-    }
-    // Still over (a table holding only the new entry, or heads all used): evict elsewhere. An
-    // emptied table stays: limiters hold it (#resolve), and one dropped here would take their
-    // later entries out of reach of reset() and of eviction.
-    for (const other of this.#tables.values()) {
-      if (this.#size <= this.#max) break;
-      for (const [id, e] of other) {
-        if (this.#size <= this.#max) break;
-        if (e !== added) this.#drop(other, id);
-      }
-    }
-  }
-
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       const [name, id] = splitKey(key);
       const table = this.#tables.get(name);
-      if (table !== undefined) this.#drop(table, id);
+      if (table !== undefined) this.#eviction.remove(table, id);
     }
     return Promise.resolve();
   }
@@ -298,7 +261,7 @@ export class MemoryStore implements Store {
 
   /** Entries held: live keys plus expired ones not yet reused, swept or evicted. O(1). */
   get size(): number {
-    return this.#size;
+    return this.#eviction.size;
   }
 
   /** The remaining TTL of a key in ms, or undefined when it holds no state: for tests and debugging. */
@@ -308,7 +271,7 @@ export class MemoryStore implements Store {
     const e = table?.get(id);
     const left = e === undefined ? 0 : e.expiresAt + (this.#epoch ?? 0) - this.#now();
     if (left <= 0) {
-      if (table !== undefined) this.#drop(table, id);
+      if (table !== undefined) this.#eviction.remove(table, id);
       return undefined;
     }
     return left;

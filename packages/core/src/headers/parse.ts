@@ -49,7 +49,7 @@ export type RateLimitHeadersInput =
   | Readonly<Record<string, string | number | readonly string[] | undefined>>
   | Iterable<readonly [string, string]>;
 
-/** Beyond this, an `X-RateLimit-Reset` is read as epoch seconds (Sep 2001), not as a delta. */
+/** From this on, an `X-RateLimit-Reset` is read as epoch seconds (Sep 2001), not as a delta. */
 const EPOCH_THRESHOLD = 1e9;
 const DIGITS = /^[ \t]*(\d{1,15})[ \t]*$/;
 
@@ -215,7 +215,7 @@ function readLegacy(fields: Map<string, string>, now: number): ParsedRateLimit |
   let reset = digits('x-ratelimit-reset');
   // Legacy servers disagree: GitHub sends epoch seconds, others a delta. No delta of 30+ years
   // is plausible, so the size decides.
-  if (reset !== undefined && reset > EPOCH_THRESHOLD) {
+  if (reset !== undefined && reset >= EPOCH_THRESHOLD) {
     reset = Number.isFinite(now) ? Math.max(0, Math.ceil(reset - now / 1000)) : undefined;
   }
   return build('legacy', digits('x-ratelimit-limit'), digits('x-ratelimit-remaining'), reset);

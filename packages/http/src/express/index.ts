@@ -2,16 +2,25 @@
  * `@floodgate/http/express`: the 429 contract as Express (4 and 5) middleware. Express itself is
  * never imported at run time; only its types are.
  */
+import type { Decision } from '@floodgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { createEngine, queueDelay } from '../shared/engine.js';
-import {
-  closeSignal,
-  incomingView,
-  pathOf,
-  sendOutcome,
-  setOutcomeHeaders,
-} from '../shared/node-io.js';
+import type { TrustProxy } from '../keys/ip.js';
+import { canonicalPath, type FrameworkSettings } from '../keys/route.js';
+import { createEngine } from '../shared/engine.js';
+import { incomingView, limitIncoming, pathOf } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /**
+       * The rate-limit decision, set by `@floodgate/http/express`: every limiter that ran on
+       * the request, merged (what its headers report). Absent when none decided.
+       */
+      rateLimit?: Decision;
+    }
+  }
+}
 
 /**
  * Options of the Express adapter: the shared options; `raw` is Express's `req`.
@@ -30,10 +39,29 @@ import type { RateLimitOptions } from '../shared/types.js';
  */
 export type ExpressRateLimitOptions = RateLimitOptions<Request>;
 
-/** The matched pattern, known when the middleware is mounted on a route (`app.get(p, mw, h)`). */
-function routeOf(req: Request): string | undefined {
+/** Express's own routing and proxy settings, which `routeKey()` and `ipKey()` follow. */
+function frameworkOf(req: Request): FrameworkSettings {
+  const app = req.app;
+  return {
+    name: 'Express',
+    trustProxy: app?.get('trust proxy') as TrustProxy | undefined,
+    caseSensitive: Boolean(app?.get('case sensitive routing')),
+    strictRouting: Boolean(app?.get('strict routing')),
+  };
+}
+
+/**
+ * The matched pattern, known when the middleware is mounted on a route (`app.get(p, mw, h)`).
+ * `baseUrl` is the request's own spelling of the mount path (`/API`), so it is canonicalized.
+ */
+function routeOf(req: Request, framework: FrameworkSettings): string | undefined {
   const path = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
+  if (typeof path !== 'string') return undefined;
+  const base = req.baseUrl
+    ? canonicalPath(req.baseUrl, { ...framework, strictRouting: false })
+    : '';
+  if (base === '' || base === '/') return path;
+  return path === '/' ? base : `${base}${path}`;
 }
 
 /**
@@ -56,21 +84,14 @@ function routeOf(req: Request): string | undefined {
 export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   const engine = createEngine(options as RateLimitOptions);
   return (req: Request, res: Response, next: NextFunction): void => {
-    const view = incomingView(req, req, pathOf(req.originalUrl ?? req.url), routeOf(req));
-    engine
-      .decide(view)
-      .then(async (outcome) => {
-        if (outcome.action === 'respond') return sendOutcome(res, outcome);
-        setOutcomeHeaders(res, outcome);
-        if (outcome.delayMs > 0) {
-          const close = closeSignal(res);
-          const waited = await queueDelay(outcome.delayMs, close.signal);
-          close.dispose();
-          if (!waited) return;
-        }
-        next();
+    const framework = frameworkOf(req);
+    const path = pathOf(req.originalUrl ?? req.url);
+    const view = incomingView(req, req, path, routeOf(req, framework), framework);
+    limitIncoming(engine, view, req, res)
+      .then((goOn) => {
+        if (goOn) next();
       })
-      // decide() never rejects; this is for a failure writing the response.
+      // Deciding never rejects; this is for a failure writing the response.
       .catch(next);
   };
 }

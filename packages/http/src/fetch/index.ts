@@ -3,7 +3,9 @@
  * runtimes, route handlers, Bun, Deno). Uses only Web APIs.
  */
 import { FloodgateError } from '@floodgate/core';
-import { createEngine, type Outcome, queueDelay } from '../shared/engine.js';
+import { createEngine, type Outcome } from '../shared/engine.js';
+import { lazyAddress } from '../shared/lazy-address.js';
+import { isLatestReport, rateLimitOf } from '../shared/ledger.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
 
@@ -64,15 +66,17 @@ export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
 
 const EXPOSE = 'Access-Control-Expose-Headers';
 
-function view(request: Request, address: string | undefined): RateLimitRequest<Request> {
-  return {
-    method: request.method,
-    path: new URL(request.url).pathname,
-    route: undefined,
+function view(request: Request, address: () => string | undefined): RateLimitRequest<Request> {
+  return lazyAddress(
+    {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      route: undefined,
+      header: (name) => request.headers.get(name) ?? undefined,
+      raw: request,
+    },
     address,
-    header: (name) => request.headers.get(name) ?? undefined,
-    raw: request,
-  };
+  );
 }
 
 function toHeaders(outcome: Outcome): Headers {
@@ -134,32 +138,39 @@ export function rateLimit<A extends unknown[] = unknown[]>(
     throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
   }
   const engine = createEngine(shared as RateLimitOptions);
-  const pending = new WeakMap<Request, Headers>();
+  const pending = new WeakMap<Request, { headers: Headers; outcome: Outcome }>();
 
   const check = async (request: Request, ...rest: A): Promise<Response | undefined> => {
-    const outcome = await engine.decide(view(request, getAddress?.(request, ...rest)));
+    // getAddress runs inside the decision, so its failure is a limiter error like any other.
+    const outcome = await engine.admit(
+      view(request, () => getAddress?.(request, ...rest)),
+      request.signal,
+    );
+    if (outcome === undefined) {
+      // 499: the client closed the request while it was queued; nobody will read this.
+      return new Response(null, { status: 499 });
+    }
     const headers = toHeaders(outcome);
     if (outcome.action === 'respond') {
       return new Response(outcome.body, { status: outcome.status, headers });
     }
-    if (outcome.delayMs > 0 && !(await queueDelay(outcome.delayMs, request.signal))) {
-      // 499: the client closed the request while it was queued; nobody will read this.
-      return new Response(null, { status: 499 });
-    }
-    pending.set(request, headers);
+    pending.set(request, { headers, outcome });
     return undefined;
   };
 
   const limiter = check as FetchRateLimiter<A>;
-  limiter.headersFor = (request) => pending.get(request);
+  limiter.headersFor = (request) => pending.get(request)?.headers;
   limiter.wrap =
     (handler) =>
     async (request, ...rest) => {
       const denied = await check(request, ...rest);
       if (denied !== undefined) return denied;
       const response = await handler(request, ...rest);
-      const headers = pending.get(request);
-      return headers === undefined ? response : withHeaders(response, headers);
+      const admitted = pending.get(request);
+      // A limiter wrapped inside this one that wrote headers already reported this one's too.
+      return admitted === undefined || !isLatestReport(request, admitted.outcome)
+        ? response
+        : withHeaders(response, admitted.headers);
     };
   return limiter;
 }
@@ -170,3 +181,4 @@ export type {
   RateLimitRequest,
   RateLimitRule,
 } from '../shared/types.js';
+export { rateLimitOf };

@@ -1,51 +1,81 @@
 import { FloodgateError } from '@floodgate/core';
-import type { KeyFunction } from '../shared/types.js';
+import type { KeyFunction, RateLimitRequest } from '../shared/types.js';
+import { warnOnce } from '../shared/validations.js';
+
+/**
+ * The options of {@link headerKey}.
+ * @example
+ * ```ts
+ * import type { HeaderKeyOptions } from '@floodgate/http';
+ *
+ * declare const apiKeys: { has(key: string): Promise<boolean> };
+ * const options: HeaderKeyOptions = { verify: (value) => apiKeys.has(value) };
+ * ```
+ */
+export interface HeaderKeyOptions<Raw = unknown> {
+  /**
+   * Is this value a real credential? Only a verified value names a bucket; any other value is
+   * treated as no header, so `firstKey` falls through to the next key. Without it, a client
+   * makes itself a fresh bucket per request by inventing values. @default none (warns once)
+   */
+  verify?: (value: string, request: RateLimitRequest<Raw>) => boolean | Promise<boolean>;
+}
 
 /**
  * Counts by the value of a request header, such as an API key: `header:<name>:<value>`. A
- * request without the header is not counted by this key's rule (see `firstKey` for a fallback).
+ * request without the header, or whose value `verify` rejects, is not counted by this key's
+ * rule: give a fallback with `firstKey`, so that unverified traffic is still limited per IP.
  * @example
- * Per API key; callers that send none are counted per IP.
+ * Per verified API key; callers without a valid one are counted per IP, so an anonymous client
+ * cannot escape the limit by sending a new made-up key on each request.
  * ```ts
  * import type { Limiter } from '@floodgate/core';
  * import { firstKey, headerKey, ipKey } from '@floodgate/http';
  * import { rateLimit } from '@floodgate/http/express';
  *
  * declare const limiter: Limiter;
- * const limitByKey = rateLimit({ limiter, key: firstKey(headerKey('x-api-key'), ipKey()) });
+ * declare const apiKeys: { has(key: string): Promise<boolean> };
+ * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
+ * const limitByKey = rateLimit({ limiter, key: firstKey(apiKey, ipKey()) });
  * ```
  */
-export function headerKey(name: string): KeyFunction {
+export function headerKey<Raw = unknown>(
+  name: string,
+  options: HeaderKeyOptions<Raw> = {},
+): KeyFunction<Raw> {
   if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
     throw new FloodgateError(
       'INVALID_OPTION',
       `headerKey needs a header name, got ${JSON.stringify(name)}`,
     );
   }
+  if (typeof options !== 'object' || options === null) {
+    throw new FloodgateError('INVALID_OPTION', 'headerKey options must be an object');
+  }
+  for (const option of Object.keys(options)) {
+    if (option !== 'verify') {
+      throw new FloodgateError('INVALID_OPTION', `headerKey: unknown option "${option}"`);
+    }
+  }
+  const { verify } = options;
+  if (verify !== undefined && typeof verify !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'headerKey: verify must be a function');
+  }
   const lower = name.toLowerCase();
-  return (request) => {
+  return async (request) => {
     const value = request.header(lower);
-    return value === undefined || value === '' ? undefined : `header:${lower}:${value}`;
+    if (value === undefined || value === '') return undefined;
+    if (verify === undefined) {
+      warnOnce(
+        request,
+        'UNVERIFIED_HEADER_KEY',
+        `headerKey('${lower}') has no verify option, so every value a client makes up is a new bucket: a client escapes the limit by sending a different value per request. Pass headerKey('${lower}', { verify }) and a per-IP fallback: firstKey(headerKey(...), ipKey()).`,
+      );
+    } else if ((await verify(value, request)) !== true) {
+      return undefined;
+    }
+    return `header:${lower}:${value}`;
   };
-}
-
-/**
- * Counts by route: `route:<METHOD> <pattern>`, the matched pattern where the framework knows it
- * (Fastify; Express when mounted on the route), else the path. Combine it with a client key to
- * protect one endpoint per client, or use it alone to cap an endpoint for everyone.
- * @example
- * Each client gets its own allowance per endpoint.
- * ```ts
- * import type { Limiter } from '@floodgate/core';
- * import { combineKeys, ipKey, routeKey } from '@floodgate/http';
- * import { rateLimit } from '@floodgate/http/express';
- *
- * declare const limiter: Limiter;
- * const perRoutePerIp = rateLimit({ limiter, key: combineKeys(routeKey(), ipKey()) });
- * ```
- */
-export function routeKey(): KeyFunction {
-  return (request) => `route:${request.method.toUpperCase()} ${request.route ?? request.path}`;
 }
 
 function checkKeys(keys: readonly KeyFunction[], what: string): void {
@@ -65,8 +95,10 @@ const escapePart = (part: string): string => part.replace(/[\\|]/g, (c) => `\\${
  * ```ts
  * import { combineKeys, headerKey, type KeyFunction, routeKey } from '@floodgate/http';
  *
- * // `route:GET /search|header:x-api-key:k_123`; requests without an API key are not counted.
- * const perRoutePerKey: KeyFunction = combineKeys(routeKey(), headerKey('x-api-key'));
+ * declare const apiKeys: { has(key: string): boolean };
+ * // `route:GET /search|header:x-api-key:k_123`; requests without a valid API key are not counted.
+ * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
+ * const perRoutePerKey: KeyFunction = combineKeys(routeKey(), apiKey);
  * ```
  */
 export function combineKeys(...keys: KeyFunction[]): KeyFunction {
@@ -89,8 +121,10 @@ export function combineKeys(...keys: KeyFunction[]): KeyFunction {
  * ```ts
  * import { firstKey, headerKey, ipKey, type KeyFunction } from '@floodgate/http';
  *
- * // `header:x-api-key:<key>` when the header is sent, else `ip:<address>`.
- * const apiKeyOrIp: KeyFunction = firstKey(headerKey('x-api-key'), ipKey());
+ * declare const apiKeys: { has(key: string): Promise<boolean> };
+ * // `header:x-api-key:<key>` when a valid key is sent, else `ip:<address>`.
+ * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
+ * const apiKeyOrIp: KeyFunction = firstKey(apiKey, ipKey());
  * ```
  */
 export function firstKey(...keys: KeyFunction[]): KeyFunction {

@@ -2,6 +2,7 @@ import { FloodgateError } from '@floodgate/core';
 import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import type { KeyFunction, RateLimitRequest } from '../shared/types.js';
+import { runtimeName, warnOnce } from '../shared/validations.js';
 
 /**
  * `(address, hop)` → trust this hop? `hop` 0 is the socket peer.
@@ -45,7 +46,8 @@ export type TrustProxy = boolean | number | string | readonly string[] | TrustFu
 export interface IpKeyOptions {
   /**
    * Trusted proxies. Without trust, `X-Forwarded-For` is ignored and the socket peer is the
-   * client, so a client cannot pick its own key by sending the header. @default false
+   * client, so a client cannot pick its own key by sending the header. @default the
+   * framework's own setting (Express `trust proxy`, Fastify `trustProxy`), else false
    */
   trustProxy?: TrustProxy;
   /**
@@ -157,9 +159,36 @@ export function normalizeAddress(address: string, ipv6Prefix = 56, ipv4Prefix = 
   return `${ipaddr.fromByteArray(bytes).toString()}/${bits}`;
 }
 
+// `ip:port` (IPv4) and `[v6]:port` / `[v6]` are how some proxies write the hop they saw. An
+// unbracketed IPv6 address ends in `:digits` too, so only these two shapes lose a port.
+const V4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const V6_BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
+
+/**
+ * An address as a proxy may have written it in `X-Forwarded-For`, without a port: `ip:port`
+ * for IPv4 and `[v6]:port` (or `[v6]`) for IPv6. Anything else is returned unchanged.
+ * @example
+ * ```ts
+ * import { stripPort } from '@floodgate/http';
+ *
+ * stripPort('203.0.113.9:40000'); // '203.0.113.9'
+ * stripPort('[2001:db8::1]:40000'); // '2001:db8::1'
+ * stripPort('2001:db8::1'); // '2001:db8::1'
+ * ```
+ */
+export function stripPort(address: string): string {
+  const v4 = V4_PORT.exec(address);
+  if (v4 && ipaddr.IPv4.isValidFourPartDecimal(v4[1]!)) return v4[1]!;
+  const v6 = V6_BRACKETED.exec(address);
+  if (v6 && ipaddr.IPv6.isValid(v6[1]!)) return v6[1]!;
+  return address;
+}
+
 /**
  * The client address: the socket peer, or, through trusted proxies only, the nearest untrusted
- * address in `X-Forwarded-For`. `undefined` when the adapter knows no socket address.
+ * address in `X-Forwarded-For` (ports that proxies wrote there removed). `undefined` when the
+ * adapter knows no socket address. Warns once when the address is unknown, and when
+ * `X-Forwarded-For` arrives from a peer that is not trusted.
  * @example
  * A key of your own: anonymous callers by address, signed-in ones not counted by this rule.
  * ```ts
@@ -174,20 +203,55 @@ export function normalizeAddress(address: string, ipv6Prefix = 56, ipv4Prefix = 
  * ```
  */
 export function clientAddress(request: RateLimitRequest, trust: TrustFunction): string | undefined {
-  if (request.address === undefined) return undefined;
+  if (request.address === undefined || request.address === '') {
+    warnOnce(
+      request,
+      'UNKNOWN_CLIENT_ADDRESS',
+      `The client address is unknown on ${runtimeName()}: no socket address reached the rate limiter, so ipKey() cannot tell clients apart and answers with INVALID_KEY (a 503 under the default onLimiterError). Pass getAddress to rateLimit() of @floodgate/http/hono or /fetch (e.g. (c) => getConnInfo(c).remote.address, or a header only your edge sets), or use another key. (On node, Express and Fastify it means the connection closed before the limiter ran.)`,
+    );
+    return undefined;
+  }
   const forwardedFor = request.header('x-forwarded-for');
+  if (forwardedFor === undefined) return request.address;
+  if (!trust(request.address, 0)) {
+    const framework = request.framework?.name;
+    warnOnce(
+      request,
+      'UNTRUSTED_X_FORWARDED_FOR',
+      `An X-Forwarded-For header arrived from ${request.address}, which is not a trusted proxy, so the header is ignored: behind a proxy, every client then shares the proxy's bucket. If a proxy is in front, trust it with ipKey({ trustProxy })${framework === undefined ? '' : ` or ${framework}'s own trust setting`}; if not, a client wrote the header itself.`,
+    );
+    return request.address;
+  }
+  const hops = forwardedFor
+    .split(',')
+    .map((hop) => stripPort(hop.trim()))
+    .join(', ');
   // proxy-addr reads exactly these two fields; the view supplies them for every adapter.
   const view = {
-    headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+    headers: { 'x-forwarded-for': hops },
     socket: { remoteAddress: request.address },
   };
   return proxyAddr(view as unknown as Parameters<typeof proxyAddr>[0], trust);
 }
 
+// A framework's trust setting is read per request but changes rarely: compile each value once.
+const frameworkTrust = new Map<unknown, TrustFunction>();
+
+function trustOf(setting: TrustProxy | undefined): TrustFunction {
+  let trust = frameworkTrust.get(setting);
+  if (trust === undefined) {
+    trust = compileTrust(setting);
+    if (frameworkTrust.size >= 64) frameworkTrust.clear();
+    frameworkTrust.set(setting, trust);
+  }
+  return trust;
+}
+
 /**
- * Counts by client IP: `ip:<address or network>`. The key function throws
- * `FloodgateError('INVALID_KEY')` when the adapter knows no client address (fetch and Hono off
- * Node need `getAddress`).
+ * Counts by client IP: `ip:<address or network>`. Without a `trustProxy` of its own it follows
+ * the framework's trust setting (Express `app.set('trust proxy', …)`, Fastify's `trustProxy`),
+ * else trusts no proxy. The key function throws `FloodgateError('INVALID_KEY')` when the adapter
+ * knows no client address (fetch and Hono off Node need `getAddress`).
  * @example
  * Behind a reverse proxy on the same host, with IPv6 clients counted per /64.
  * ```ts
@@ -208,17 +272,27 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
       throw new FloodgateError('INVALID_OPTION', `ipKey: unknown option "${name}"`);
     }
   }
-  const trust = compileTrust(options.trustProxy);
+  const own = options.trustProxy;
+  const ownTrust = own === undefined ? undefined : compileTrust(own);
   const v6 = checkPrefix(options.ipv6Prefix, 56, 128, 'ipv6Prefix');
   const v4 = checkPrefix(options.ipv4Prefix, 32, 32, 'ipv4Prefix');
   return (request) => {
-    const address = clientAddress(request, trust);
+    const setting = own ?? request.framework?.trustProxy;
+    if (setting === true) {
+      const where = own === undefined ? `${request.framework?.name}'s trust setting` : 'ipKey';
+      warnOnce(
+        request,
+        'PERMISSIVE_TRUST_PROXY',
+        `trustProxy is true in ${where}: the leftmost X-Forwarded-For entry is taken as the client, and any client can write it, so each request can name a fresh bucket. Trust a hop count or your proxies' addresses instead.`,
+      );
+    }
+    const address = clientAddress(request, ownTrust ?? trustOf(setting));
     if (address === undefined || address === '') {
       throw new FloodgateError(
         'INVALID_KEY',
         'ipKey: the client address is unknown; pass getAddress to the fetch/hono adapter, or use another key',
       );
     }
-    return `ip:${normalizeAddress(address, v6, v4)}`;
+    return `ip:${normalizeAddress(stripPort(address), v6, v4)}`;
   };
 }

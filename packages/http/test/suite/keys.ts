@@ -122,6 +122,37 @@ export function keyTests(ctx: SuiteContext): void {
       );
     });
 
+    test('HEAD is answered by the GET handler and counted with it', async () => {
+      const rec = recording(combineKeys(routeKey(), ipKey()));
+      const app = await ctx.start({ limiter: ctx.limiter(one(), { now: fixed }), key: rec.key });
+      const get = await fetch(`${app.url}/users/1`);
+      await get.arrayBuffer();
+      const head = await fetch(`${app.url}/users/1`, { method: 'HEAD' });
+      expect([get.status, head.status]).toEqual([200, 429]);
+      expect(app.handled()).toBe(1);
+    });
+
+    test('a port the trusted proxy wrote is not part of the key', async () => {
+      const rec = recording(ipKey({ trustProxy: 'loopback' }));
+      const app = await ctx.start({ limiter: ctx.limiter(one(), { now: fixed }), key: rec.key });
+      expect(await statuses(app.url, [xff('203.0.113.9:40000'), xff('203.0.113.9:40001')])).toEqual(
+        [200, 429],
+      );
+      expect(rec.seen).toEqual(['ip:203.0.113.9', 'ip:203.0.113.9']);
+    });
+
+    test('made-up API keys fall back to the IP when the key is verified', async () => {
+      const verify = (value: string): boolean => value === 'k_live';
+      const app = await ctx.start({
+        limiter: ctx.limiter(one(), { now: fixed }),
+        key: firstKey(headerKey('x-api-key', { verify }), ipKey()),
+      });
+      const k = (v: string) => ({ 'x-api-key': v });
+      expect(await statuses(app.url, [k('made-up-1'), k('made-up-2'), k('k_live')])).toEqual([
+        200, 429, 200,
+      ]);
+    });
+
     test('API keys count each key apart; a request without one is not counted', async () => {
       const app = await ctx.start({
         limiter: ctx.limiter(one(), { now: fixed }),

@@ -1,0 +1,134 @@
+import {
+  Breaker,
+  type BreakerOptions,
+  FloodgateError,
+  isFloodgateError,
+  type Store,
+} from '@floodgate/core';
+import { HealthBoard, type ShardHealthEvent } from './health.js';
+import type { Shard } from './shards.js';
+
+const MAX_TIMER = 2_147_483_647;
+
+export interface GuardOptions {
+  breaker: boolean | BreakerOptions;
+  onHealthChange: ((event: ShardHealthEvent) => void) | undefined;
+}
+
+/**
+ * Every call to a shard goes through here: its breaker, its health record and its deadline.
+ * A deadline that expires is the shard's failure, counted when it expires (not when, or if, the
+ * shard answers later): a stalled shard (SIGSTOP, a full socket buffer, a partition without a
+ * reset) then opens its breaker after `failures` timeouts instead of keeping every decision
+ * waiting for as long as it stays stalled.
+ */
+export class ShardGuard {
+  readonly health: HealthBoard;
+  readonly #shards: readonly Shard[];
+  readonly #breakers: readonly (Breaker | undefined)[];
+
+  constructor(shards: readonly Shard[], options: GuardOptions) {
+    this.#shards = shards;
+    this.health = new HealthBoard(shards, options.onHealthChange);
+    const b = options.breaker;
+    // Checked even when no shard is remote: a typo must not wait for the day one is.
+    if (typeof b === 'object') new Breaker(b);
+    this.#breakers = shards.map((shard, i) => {
+      if (b === false || shard.store.remote !== true) return undefined;
+      const given = b === true ? {} : b;
+      this.health.circuit(i, 'closed');
+      return new Breaker({
+        ...given,
+        onStateChange: (state, error) => {
+          this.health.circuit(i, state);
+          given.onStateChange?.(state, error);
+        },
+      });
+    });
+  }
+
+  /** Whether the shard's breaker is open now (no call is sent to it). */
+  isOpen(index: number): boolean {
+    return this.#breakers[index]?.state === 'open';
+  }
+
+  /**
+   * `task` on shard `index`, given up at `deadline` (a `performance.now()` instant) when there
+   * is one. Rejects with a `STORE_*` error naming the shard, or with the task's own caller error.
+   */
+  run<T>(index: number, task: (store: Store) => Promise<T>, deadline?: number): Promise<T> {
+    const shard = this.#shards[index]!;
+    const breaker = this.#breakers[index];
+    // Past 2^31 - 1 ms a timer fires at once: such a deadline is as good as none.
+    const left =
+      deadline === undefined || deadline - performance.now() > MAX_TIMER
+        ? undefined
+        : deadline - performance.now();
+    if (left !== undefined && left <= 0) {
+      // Spent before this shard was asked (the other owner of a migration took it all): not
+      // this shard's failure, and it must not get a call it would charge after the caller left.
+      return Promise.reject(
+        new FloodgateError('STORE_TIMEOUT', `shard "${shard.name}": no time left to call it`),
+      );
+    }
+    if (breaker !== undefined && !breaker.admit()) {
+      return Promise.reject(
+        new FloodgateError(
+          'STORE_UNAVAILABLE',
+          `shard "${shard.name}": its circuit breaker is open, the shard was not called`,
+        ),
+      );
+    }
+    let pending: Promise<T>;
+    try {
+      pending = task(shard.store);
+    } catch (cause) {
+      pending = Promise.reject(cause);
+    }
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const timer =
+        left === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (settled) return;
+              settled = true;
+              const error = new FloodgateError(
+                'STORE_TIMEOUT',
+                `shard "${shard.name}" did not answer within ${Math.ceil(left)} ms`,
+              );
+              breaker?.failure(error);
+              this.health.failed(index, error);
+              reject(error);
+            }, left);
+      pending.then(
+        (result) => {
+          // A late answer after the deadline was counted as a failure: it changes nothing.
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          breaker?.success();
+          this.health.succeeded(index);
+          resolve(result);
+        },
+        (cause: unknown) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          // A mistake in the call (a bad `now()`, say) is not the shard's failure.
+          if (isFloodgateError(cause) && !cause.code.startsWith('STORE_')) {
+            breaker?.release();
+            reject(cause);
+            return;
+          }
+          const code = isFloodgateError(cause) ? cause.code : 'STORE_UNAVAILABLE';
+          const message = cause instanceof Error ? cause.message : String(cause);
+          const error = new FloodgateError(code, `shard "${shard.name}": ${message}`, { cause });
+          breaker?.failure(error);
+          this.health.failed(index, error);
+          reject(error);
+        },
+      );
+    });
+  }
+}

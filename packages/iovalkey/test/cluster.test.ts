@@ -1,0 +1,7 @@
+import { redisClusterTests } from '@floodgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IOVALKEY } from './adapters.js';
+
+// iovalkey's Cluster: one script per decision on the master owning the identity; a failover is
+// survived (NOSCRIPT on the promoted replica, the state replicated).
+redisClusterTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOVALKEY] });

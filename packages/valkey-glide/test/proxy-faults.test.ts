@@ -1,0 +1,6 @@
+import { redisProxyFaultTests } from '@floodgate/testkit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GLIDE } from './adapters.js';
+
+// Latency, a stall, cut replies, refused connections (through a real TCP proxy), and SIGSTOP.
+redisProxyFaultTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [GLIDE] });
