@@ -25,12 +25,15 @@ import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
  * const limit = rateLimit(options);
  * ```
  */
-export interface FetchRateLimitOptions extends RateLimitOptions<Request> {
+export interface FetchRateLimitOptions<A extends unknown[] = unknown[]>
+  extends RateLimitOptions<Request> {
   /**
-   * The client's address for `ipKey()`: a Web `Request` carries none. Take it from your platform
-   * (e.g. the runtime's connection info, or a header only your edge can set). @default none: `ipKey()` fails
+   * The client's address for `ipKey()`: a Web `Request` carries none. Take it from your platform:
+   * it gets the arguments the runtime passed the handler after the request (Bun's `server`, for
+   * `server.requestIP(request)`; Deno's `info`, for `info.remoteAddr`), or read a header only your
+   * edge can set (Workers: `cf-connecting-ip`). @default none: `ipKey()` fails
    */
-  getAddress?: (request: Request) => string | undefined;
+  getAddress?: (request: Request, ...rest: A) => string | undefined;
 }
 
 /**
@@ -50,14 +53,15 @@ export interface FetchRateLimitOptions extends RateLimitOptions<Request> {
  * }
  * ```
  */
-export interface FetchRateLimiter {
-  (request: Request): Promise<Response | undefined>;
+export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
+  /** `rest`: what the runtime passed the handler after the request, handed to `getAddress`. */
+  (request: Request, ...rest: A): Promise<Response | undefined>;
   /** The rate-limit headers for an admitted request, to add to its response. */
   headersFor(request: Request): Headers | undefined;
   /** Wraps a handler: denials are answered, admitted responses get their headers. */
-  wrap<A extends unknown[]>(
-    handler: (request: Request, ...rest: A) => Response | Promise<Response>,
-  ): (request: Request, ...rest: A) => Promise<Response>;
+  wrap<B extends A>(
+    handler: (request: Request, ...rest: B) => Response | Promise<Response>,
+  ): (request: Request, ...rest: B) => Promise<Response>;
 }
 
 const EXPOSE = 'Access-Control-Expose-Headers';
@@ -126,7 +130,9 @@ export function withHeaders(response: Response, headers: Headers): Response {
  * export default { fetch: limit.wrap(async (request) => new Response('ok')) };
  * ```
  */
-export function rateLimit(options: FetchRateLimitOptions): FetchRateLimiter {
+export function rateLimit<A extends unknown[] = unknown[]>(
+  options: FetchRateLimitOptions<A>,
+): FetchRateLimiter<A> {
   const { getAddress, ...shared } = options;
   if (getAddress !== undefined && typeof getAddress !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
@@ -134,10 +140,10 @@ export function rateLimit(options: FetchRateLimitOptions): FetchRateLimiter {
   const engine = createEngine(shared as RateLimitOptions);
   const pending = new WeakMap<Request, { headers: Headers; outcome: Outcome }>();
 
-  const check = async (request: Request): Promise<Response | undefined> => {
+  const check = async (request: Request, ...rest: A): Promise<Response | undefined> => {
     // getAddress runs inside the decision, so its failure is a limiter error like any other.
     const outcome = await engine.admit(
-      view(request, () => getAddress?.(request)),
+      view(request, () => getAddress?.(request, ...rest)),
       request.signal,
     );
     if (outcome === undefined) {
@@ -152,12 +158,12 @@ export function rateLimit(options: FetchRateLimitOptions): FetchRateLimiter {
     return undefined;
   };
 
-  const limiter = check as FetchRateLimiter;
+  const limiter = check as FetchRateLimiter<A>;
   limiter.headersFor = (request) => pending.get(request)?.headers;
   limiter.wrap =
     (handler) =>
     async (request, ...rest) => {
-      const denied = await check(request);
+      const denied = await check(request, ...rest);
       if (denied !== undefined) return denied;
       const response = await handler(request, ...rest);
       const admitted = pending.get(request);

@@ -4,19 +4,21 @@ import type { RateLimitOptions } from '../../src/index.js';
 import { type AppHandle, counter, EXPOSE_BY_APP, type Harness } from '../support/harness.js';
 import { serveFetch } from './hono.js';
 
-/** Serves `handler` with the socket's address handed to it, as a platform would. */
+type Bindings = HttpBindings | Http2Bindings;
+
+/**
+ * Serves `handler` as a platform would: a Web Request has no socket, and @hono/node-server passes
+ * its bindings (the socket) after the request, which the limiter hands to getAddress.
+ */
 async function serveWith(
-  make: (getAddress: (request: Request) => string | undefined) => (r: Request) => Promise<Response>,
+  make: (
+    getAddress: (request: Request, env: Bindings) => string | undefined,
+  ) => (r: Request, env: Bindings) => Promise<Response>,
   host: string,
   handled: ReturnType<typeof counter>,
 ): Promise<AppHandle> {
-  // A Web Request has no socket: the platform (here @hono/node-server) supplies the address.
-  const addresses = new WeakMap<Request, string | undefined>();
-  const handler = make((request) => addresses.get(request));
-  const served = await serveFetch((request: Request, env: HttpBindings | Http2Bindings) => {
-    addresses.set(request, env.incoming.socket.remoteAddress);
-    return handler(request);
-  }, host);
+  const handler = make((_request, env) => env.incoming.socket.remoteAddress);
+  const served = await serveFetch(handler, host);
   return { url: served.url, handled: handled.count, handledAt: handled.times, close: served.close };
 }
 
