@@ -2,10 +2,7 @@
 // Run: pnpm --filter @floodgate/bench bench   (see docs/benchmarks.md)
 // The report goes to stdout as Markdown (and, unless BENCH_WRITE=, to docs/benchmarks.md with
 // bench/results.json and docs/benchmarks.svg); progress goes to stderr.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { arch, cpus, loadavg, platform } from 'node:os';
-import { dirname, join } from 'node:path';
 import { benchAccuracy } from './accuracy.mjs';
 import { benchBlocked } from './blocked.mjs';
 import { benchCeiling } from './ceiling.mjs';
@@ -16,21 +13,8 @@ import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
 import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
 import { targets, toJson, writeReport } from './report.mjs';
+import { version } from './versions.mjs';
 
-const require = createRequire(import.meta.url);
-// Some packages do not export ./package.json: find it next to the resolved entry point.
-function version(name) {
-  let dir = dirname(require.resolve(name));
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-      if (pkg.name === name) return pkg.version;
-    } catch {}
-    const up = dirname(dir);
-    if (up === dir) return '?';
-    dir = up;
-  }
-}
 const log = (line) => process.stderr.write(`${line}\n`);
 const fmt = (n) => n.toLocaleString('en-US');
 const started = process.hrtime.bigint();

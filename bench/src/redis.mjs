@@ -79,7 +79,7 @@ export async function benchRedis(config, redis, log) {
   return results;
 }
 
-function commandStats(text) {
+export function commandStats(text) {
   const stats = new Map();
   for (const m of String(text).matchAll(/^cmdstat_(\S+?):calls=(\d+),usec=(\d+)/gm)) {
     stats.set(m[1], { calls: Number(m[2]), usec: Number(m[3]) });

@@ -19,7 +19,7 @@ const app = Fastify();
 await app.register(rateLimit, { limiter, key: firstKey(headerKey('x-api-key'), ipKey()) });
 
 app.get('/', async () => ({ hello: 'world' }));
-app.get('/report', { config: { rateLimit: { limiter: reports } } }, async () => ({
+app.get('/report', { config: { floodgate: { limiter: reports } } }, async () => ({
   report: 'ready',
 }));
 

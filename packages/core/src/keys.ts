@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { FloodgateError } from './errors.js';
+import { sha256Base64url, utf8Length } from './hash.js';
 
 /**
  * Encoded identities longer than this (UTF-8 bytes) are replaced by a hash.
@@ -30,6 +31,14 @@ function escapeChar(ch: string): string {
 const MAYBE_SPECIAL = /[%{}#\uD800-\uDFFF]/;
 const SURELY_SHORT = Math.floor(MAX_IDENTITY_BYTES / 3);
 
+// A long identity is hashed on every decision it makes, and pure-JS SHA-256 costs a few times
+// node:crypto's native one: recent names are remembered, bounded by the identities' total size.
+const HASHED = new LRUCache<string, string>({
+  max: 4096,
+  maxSize: 4 * 1024 * 1024,
+  sizeCalculation: (_hashed, encoded) => encoded.length,
+});
+
 /**
  * Encodes an identity for use inside `{…}`: injective for every JavaScript string, free of braces,
  * and bounded in size (long identities become `#` + SHA-256).
@@ -44,8 +53,13 @@ const SURELY_SHORT = Math.floor(MAX_IDENTITY_BYTES / 3);
 export function encodeIdentity(identity: string): string {
   if (identity.length <= SURELY_SHORT && !MAYBE_SPECIAL.test(identity)) return identity;
   const encoded = identity.replace(SPECIAL, escapeChar);
-  if (Buffer.byteLength(encoded, 'utf8') <= MAX_IDENTITY_BYTES) return encoded;
-  return `#${createHash('sha256').update(encoded, 'utf8').digest('base64url')}`;
+  if (utf8Length(encoded) <= MAX_IDENTITY_BYTES) return encoded;
+  let hashed = HASHED.get(encoded);
+  if (hashed === undefined) {
+    hashed = `#${sha256Base64url(encoded)}`;
+    HASHED.set(encoded, hashed);
+  }
+  return hashed;
 }
 
 export function validateIdentity(identity: unknown): asserts identity is string {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { FloodgateError } from './errors.js';
+import { sha1Hex } from './hash.js';
 import { LUA_SOURCES } from './lua.generated.js';
 import type { PolicyKind } from './policies/kinds.js';
 import type { PolicyResult, StoreCall } from './store.js';
@@ -211,7 +211,7 @@ export function compileScript(variant: 'one' | 'batch', kinds: readonly PolicyKi
       throw new FloodgateError('INVALID_POLICY', `at most ${MAX_POLICIES} policies per limiter`);
     }
     const source = variant === 'one' ? assembleScript(kinds) : assembleBatchScript(kinds);
-    script = { source, sha1: createHash('sha1').update(source).digest('hex') };
+    script = { source, sha1: sha1Hex(source) };
     compiled.set(signature, script);
   }
   return script;

@@ -19,7 +19,14 @@ export {
   type TrustProxy,
 } from './keys/ip.js';
 export { canonicalPath, type FrameworkSettings, routeKey } from './keys/route.js';
-export { createEngine, type Outcome, queueDelay, type RateLimitEngine } from './shared/engine.js';
+export {
+  createEngine,
+  type HoldSignal,
+  type Outcome,
+  type RateLimitEngine,
+} from './shared/engine.js';
+export { queueDelay } from './shared/hold.js';
+export { rateLimitOf } from './shared/ledger.js';
 export { parseJitter } from './shared/options.js';
 export {
   decisionHeaders,

@@ -33,10 +33,10 @@ describe('fastify per-route config', () => {
     app.get('/', async () => 'ok');
     app.get(
       '/strict',
-      { config: { rateLimit: { limiter: limiterOf('strict', 1), headers: 'draft-6' } } },
+      { config: { floodgate: { limiter: limiterOf('strict', 1), headers: 'draft-6' } } },
       async () => 'ok',
     );
-    app.get('/open', { config: { rateLimit: false } }, async () => 'ok');
+    app.get('/open', { config: { floodgate: false } }, async () => 'ok');
     const url = await listen(app);
     expect(await statuses(`${url}/`, 3)).toEqual([200, 200, 429]);
     const strict = await send(`${url}/strict`);
@@ -55,8 +55,8 @@ describe('fastify per-route config', () => {
       policy: fixedWindow({ name: 'base', limit: 1, window: '1m' }),
     });
     const routePolicy = fixedWindow({ name: 'route', limit: 2, window: '1m' });
-    app.get('/a', { config: { rateLimit: { policy: routePolicy } } }, async () => 'ok');
-    app.get('/b', { config: { rateLimit: { policy: routePolicy } } }, async () => 'ok');
+    app.get('/a', { config: { floodgate: { policy: routePolicy } } }, async () => 'ok');
+    app.get('/b', { config: { floodgate: { policy: routePolicy } } }, async () => 'ok');
     const url = await listen(app);
     expect(await statuses(`${url}/a`, 3)).toEqual([200, 200, 429]);
     expect(await statuses(`${url}/b`, 1)).toEqual([200]);
@@ -69,7 +69,7 @@ describe('fastify per-route config', () => {
     app.get('/', async () => 'ok');
     app.get(
       '/limited',
-      { config: { rateLimit: { policy: fixedWindow({ limit: 1, window: '1m' }) } } },
+      { config: { floodgate: { policy: fixedWindow({ limit: 1, window: '1m' }) } } },
       async () => 'ok',
     );
     const url = await listen(app);
@@ -94,7 +94,7 @@ describe('fastify per-route config', () => {
     expect(() =>
       app.get(
         '/x',
-        { config: { rateLimit: { limiter: limiterOf('x', 1), cost: -1 } } },
+        { config: { floodgate: { limiter: limiterOf('x', 1), cost: -1 } } },
         async () => 'ok',
       ),
     ).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
@@ -109,7 +109,7 @@ describe('fastify: plugin store settings and a route limiter', () => {
       store: new MemoryStore(),
       onStoreError: 'allow',
     });
-    app.get('/', { config: { rateLimit: { limiter: limiterOf('own', 1) } } }, async () => 'ok');
+    app.get('/', { config: { floodgate: { limiter: limiterOf('own', 1) } } }, async () => 'ok');
     const url = await listen(app);
     expect(await statuses(`${url}/`, 2)).toEqual([200, 429]);
   });

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
+import { sha256Base64url } from '../hash.js';
 import type { Policy } from '../types.js';
 import { KIND_TAGS, type PolicyKind } from './kinds.js';
 
@@ -66,9 +66,7 @@ function shortDuration(ms: number): string {
  * odds of 2^-30.
  */
 export function policyId(kind: PolicyKind, params: readonly number[]): string {
-  const hash = createHash('sha256')
-    .update(`${kind}:${params.join(':')}`)
-    .digest('base64url');
+  const hash = sha256Base64url(`${kind}:${params.join(':')}`);
   return `${KIND_TAGS[kind]}:${hash.slice(0, 5)}`;
 }
 

@@ -2,18 +2,25 @@
  * `@floodgate/http/express`: the 429 contract as Express (4 and 5) middleware. Express itself is
  * never imported at run time; only its types are.
  */
+import type { Decision } from '@floodgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { TrustProxy } from '../keys/ip.js';
 import { canonicalPath, type FrameworkSettings } from '../keys/route.js';
-import { createEngine, queueDelay } from '../shared/engine.js';
-import {
-  closeSignal,
-  incomingView,
-  pathOf,
-  sendOutcome,
-  setOutcomeHeaders,
-} from '../shared/node-io.js';
+import { createEngine } from '../shared/engine.js';
+import { incomingView, limitIncoming, pathOf } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /**
+       * The rate-limit decision, set by `@floodgate/http/express`: every limiter that ran on
+       * the request, merged (what its headers report). Absent when none decided.
+       */
+      rateLimit?: Decision;
+    }
+  }
+}
 
 /**
  * Options of the Express adapter: the shared options; `raw` is Express's `req`.
@@ -80,20 +87,11 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
     const framework = frameworkOf(req);
     const path = pathOf(req.originalUrl ?? req.url);
     const view = incomingView(req, req, path, routeOf(req, framework), framework);
-    engine
-      .decide(view)
-      .then(async (outcome) => {
-        if (outcome.action === 'respond') return sendOutcome(res, outcome);
-        setOutcomeHeaders(res, outcome);
-        if (outcome.delayMs > 0) {
-          const close = closeSignal(res);
-          const waited = await queueDelay(outcome.delayMs, close.signal);
-          close.dispose();
-          if (!waited) return;
-        }
-        next();
+    limitIncoming(engine, view, req, res)
+      .then((goOn) => {
+        if (goOn) next();
       })
-      // decide() never rejects; this is for a failure writing the response.
+      // Deciding never rejects; this is for a failure writing the response.
       .catch(next);
   };
 }

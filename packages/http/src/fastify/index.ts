@@ -2,6 +2,8 @@
  * `@floodgate/http/fastify`: the 429 contract as a Fastify 5 plugin with per-route config.
  * Fastify itself is never imported at run time; only its types are.
  */
+
+import type { Decision } from '@floodgate/core';
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -11,13 +13,14 @@ import type {
 } from 'fastify';
 import type { TrustProxy } from '../keys/ip.js';
 import type { FrameworkSettings } from '../keys/route.js';
-import { createEngine, type Outcome, queueDelay, type RateLimitEngine } from '../shared/engine.js';
+import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
 import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
+import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
 
 /**
- * Options of a route's `config.rateLimit`: override any plugin option for that route.
+ * Options of a route's `config.floodgate`: override any plugin option for that route.
  * @example
  * A stricter limit on one route, by IP whatever the plugin's key.
  * ```ts
@@ -29,14 +32,14 @@ import type { RateLimitOptions } from '../shared/types.js';
  * declare const app: FastifyInstance;
  * declare const loginLimiter: Limiter;
  * const strict: FastifyRouteRateLimitOptions = { limiter: loginLimiter, key: ipKey() };
- * app.post('/login', { config: { rateLimit: strict } }, async () => 'ok');
+ * app.post('/login', { config: { floodgate: strict } }, async () => 'ok');
  * ```
  */
 export type FastifyRouteRateLimitOptions = RateLimitOptions<FastifyRequest>;
 
 /**
  * Options of the Fastify plugin: the shared options (`raw` is Fastify's `request`), which are
- * also the defaults of every route's `config.rateLimit`, and `global`.
+ * also the defaults of every route's `config.floodgate`, and `global`.
  * @example
  * Only the routes that ask for it are limited.
  * ```ts
@@ -48,22 +51,52 @@ export type FastifyRouteRateLimitOptions = RateLimitOptions<FastifyRequest>;
  * declare const limiter: Limiter;
  * const options: FastifyRateLimitOptions = { limiter, global: false };
  * await app.register(rateLimit, options);
- * app.get('/export', { config: { rateLimit: {} } }, async () => 'csv');
+ * app.get('/export', { config: { floodgate: {} } }, async () => 'csv');
  * ```
  */
 export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   /**
-   * Limit every route. With `false`, only routes whose `config.rateLimit` is set are limited
+   * Limit every route. With `false`, only routes whose `config.floodgate` is set are limited
    * (the plugin options are then defaults for those). @default true
    */
   global?: boolean;
 }
 
+// A key of our own: `rateLimit` is @fastify/rate-limit's, and two declarations of it with
+// different types do not compile side by side (TS2717) during a migration.
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** `false` exempts the route; an object overrides the plugin's options for it. */
-    rateLimit?: false | FastifyRouteRateLimitOptions;
+    floodgate?: false | FastifyRouteRateLimitOptions;
   }
+  interface FastifyRequest {
+    /**
+     * The rate-limit decision, set by `@floodgate/http/fastify`: every limiter that ran on the
+     * request, merged (what its headers report). Absent when none decided.
+     */
+    rateLimit?: Decision;
+  }
+}
+
+type RouteConfig = false | FastifyRouteRateLimitOptions | undefined;
+let warnedLegacyKey = false;
+
+/**
+ * The route's options: `config.floodgate`, or the key earlier versions read, `config.rateLimit`,
+ * unless @fastify/rate-limit is registered (then that key is its own).
+ */
+function routeConfig(fastify: FastifyInstance, config: unknown): RouteConfig {
+  const c = config as { floodgate?: RouteConfig; rateLimit?: RouteConfig } | undefined;
+  if (c?.floodgate !== undefined || c?.rateLimit === undefined) return c?.floodgate;
+  if (fastify.hasDecorator('rateLimit')) return undefined;
+  if (!warnedLegacyKey) {
+    warnedLegacyKey = true;
+    process.emitWarning(
+      'route config.rateLimit is deprecated for @floodgate/http/fastify: use config.floodgate (config.rateLimit belongs to @fastify/rate-limit, and is ignored once that plugin is registered)',
+      { type: 'DeprecationWarning', code: 'FLOODGATE_FASTIFY_CONFIG_KEY' },
+    );
+  }
+  return c.rateLimit;
 }
 
 const EXPOSE = 'Access-Control-Expose-Headers';
@@ -115,20 +148,16 @@ async function limitRequest(
   const route = request.routeOptions?.url;
   const path = pathOf(request.url);
   const view = incomingView(request.raw, request, path, route, frameworkOf(request.server));
-  const outcome = await engine.decide(view);
+  const outcome = await engine.admit(view, () => closeSignal(reply.raw));
+  if (outcome === undefined) {
+    // The client is gone: take the reply over so Fastify runs nothing more for it.
+    reply.hijack();
+    reply.raw.destroy();
+    return reply;
+  }
+  if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
   applyOutcome(reply, outcome);
   if (outcome.action === 'respond') return reply.code(outcome.status).send(outcome.body);
-  if (outcome.delayMs > 0) {
-    const close = closeSignal(reply.raw);
-    const waited = await queueDelay(outcome.delayMs, close.signal);
-    close.dispose();
-    if (!waited) {
-      // The client is gone: take the reply over so Fastify runs nothing more for it.
-      reply.hijack();
-      reply.raw.destroy();
-      return reply;
-    }
-  }
   return undefined;
 }
 
@@ -145,8 +174,7 @@ function mergeRoute(
     delete merged.rules;
     // The route brings its own limiter: the plugin's store settings do not apply to it.
     if (route.limiter !== undefined) {
-      for (const name of ['store', 'prefix', 'onStoreError', 'timeoutMs'] as const)
-        delete merged[name];
+      for (const name of BUILD_OPTIONS) delete merged[name];
     }
     // A route's own policy counts apart from other routes with the same policy and key.
     if (route.policy !== undefined && route.prefix === undefined) {
@@ -183,16 +211,19 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
     return engine;
   };
 
+  // Shaped like every request from the start (Fastify's advice), once even if registered twice.
+  if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
+
   // Route options are checked as routes are declared, so a bad one fails at startup.
   fastify.addHook('onRoute', (routeOptions: RouteOptions) => {
-    engineFor(routeOptions.config?.rateLimit, routeOptions.method, routeOptions.url);
+    engineFor(routeConfig(fastify, routeOptions.config), routeOptions.method, routeOptions.url);
   });
 
   // One app-wide hook (not one per route), so routes declared before the plugin finished
   // loading, e.g. after an un-awaited register, are limited too.
   fastify.addHook('onRequest', async function floodgateRateLimit(request, reply) {
     const { config, method, url } = request.routeOptions;
-    const engine = engineFor(config?.rateLimit, method, url);
+    const engine = engineFor(routeConfig(fastify, config), method, url);
     if (engine !== undefined) return limitRequest(engine, request, reply);
   });
 
@@ -218,7 +249,7 @@ Object.assign(plugin, {
 
 /**
  * The Fastify plugin: limits every route (unless `global: false`); per-route
- * `config: { rateLimit: false | {...} }` exempts a route or overrides options for it.
+ * `config: { floodgate: false | {...} }` exempts a route or overrides options for it.
  * Bad options are rejected (`FloodgateError('INVALID_OPTION')`) when the plugin or the route
  * is registered.
  * @example
@@ -231,8 +262,8 @@ Object.assign(plugin, {
  * declare const searchLimiter: Limiter;
  * const app = Fastify();
  * await app.register(rateLimit, { limiter });
- * app.get('/search', { config: { rateLimit: { limiter: searchLimiter } } }, async () => []);
- * app.get('/health', { config: { rateLimit: false } }, async () => 'ok');
+ * app.get('/search', { config: { floodgate: { limiter: searchLimiter } } }, async () => []);
+ * app.get('/health', { config: { floodgate: false } }, async () => 'ok');
  * ```
  */
 export const rateLimit = plugin;

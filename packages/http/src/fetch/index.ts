@@ -3,7 +3,9 @@
  * runtimes, route handlers, Bun, Deno). Uses only Web APIs.
  */
 import { FloodgateError } from '@floodgate/core';
-import { createEngine, type Outcome, queueDelay } from '../shared/engine.js';
+import { createEngine, type Outcome } from '../shared/engine.js';
+import { lazyAddress } from '../shared/lazy-address.js';
+import { isLatestReport, rateLimitOf } from '../shared/ledger.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
 
@@ -23,12 +25,15 @@ import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
  * const limit = rateLimit(options);
  * ```
  */
-export interface FetchRateLimitOptions extends RateLimitOptions<Request> {
+export interface FetchRateLimitOptions<A extends unknown[] = unknown[]>
+  extends RateLimitOptions<Request> {
   /**
-   * The client's address for `ipKey()`: a Web `Request` carries none. Take it from your platform
-   * (e.g. the runtime's connection info, or a header only your edge can set). @default none: `ipKey()` fails
+   * The client's address for `ipKey()`: a Web `Request` carries none. Take it from your platform:
+   * it gets the arguments the runtime passed the handler after the request (Bun's `server`, for
+   * `server.requestIP(request)`; Deno's `info`, for `info.remoteAddr`), or read a header only your
+   * edge can set (Workers: `cf-connecting-ip`). @default none: `ipKey()` fails
    */
-  getAddress?: (request: Request) => string | undefined;
+  getAddress?: (request: Request, ...rest: A) => string | undefined;
 }
 
 /**
@@ -48,27 +53,30 @@ export interface FetchRateLimitOptions extends RateLimitOptions<Request> {
  * }
  * ```
  */
-export interface FetchRateLimiter {
-  (request: Request): Promise<Response | undefined>;
+export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
+  /** `rest`: what the runtime passed the handler after the request, handed to `getAddress`. */
+  (request: Request, ...rest: A): Promise<Response | undefined>;
   /** The rate-limit headers for an admitted request, to add to its response. */
   headersFor(request: Request): Headers | undefined;
   /** Wraps a handler: denials are answered, admitted responses get their headers. */
-  wrap<A extends unknown[]>(
-    handler: (request: Request, ...rest: A) => Response | Promise<Response>,
-  ): (request: Request, ...rest: A) => Promise<Response>;
+  wrap<B extends A>(
+    handler: (request: Request, ...rest: B) => Response | Promise<Response>,
+  ): (request: Request, ...rest: B) => Promise<Response>;
 }
 
 const EXPOSE = 'Access-Control-Expose-Headers';
 
-function view(request: Request, address: string | undefined): RateLimitRequest<Request> {
-  return {
-    method: request.method,
-    path: new URL(request.url).pathname,
-    route: undefined,
+function view(request: Request, address: () => string | undefined): RateLimitRequest<Request> {
+  return lazyAddress(
+    {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      route: undefined,
+      header: (name) => request.headers.get(name) ?? undefined,
+      raw: request,
+    },
     address,
-    header: (name) => request.headers.get(name) ?? undefined,
-    raw: request,
-  };
+  );
 }
 
 function toHeaders(outcome: Outcome): Headers {
@@ -122,38 +130,47 @@ export function withHeaders(response: Response, headers: Headers): Response {
  * export default { fetch: limit.wrap(async (request) => new Response('ok')) };
  * ```
  */
-export function rateLimit(options: FetchRateLimitOptions): FetchRateLimiter {
+export function rateLimit<A extends unknown[] = unknown[]>(
+  options: FetchRateLimitOptions<A>,
+): FetchRateLimiter<A> {
   const { getAddress, ...shared } = options;
   if (getAddress !== undefined && typeof getAddress !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
   }
   const engine = createEngine(shared as RateLimitOptions);
-  const pending = new WeakMap<Request, Headers>();
+  const pending = new WeakMap<Request, { headers: Headers; outcome: Outcome }>();
 
-  const check = async (request: Request): Promise<Response | undefined> => {
-    const outcome = await engine.decide(view(request, getAddress?.(request)));
+  const check = async (request: Request, ...rest: A): Promise<Response | undefined> => {
+    // getAddress runs inside the decision, so its failure is a limiter error like any other.
+    const outcome = await engine.admit(
+      view(request, () => getAddress?.(request, ...rest)),
+      request.signal,
+    );
+    if (outcome === undefined) {
+      // 499: the client closed the request while it was queued; nobody will read this.
+      return new Response(null, { status: 499 });
+    }
     const headers = toHeaders(outcome);
     if (outcome.action === 'respond') {
       return new Response(outcome.body, { status: outcome.status, headers });
     }
-    if (outcome.delayMs > 0 && !(await queueDelay(outcome.delayMs, request.signal))) {
-      // 499: the client closed the request while it was queued; nobody will read this.
-      return new Response(null, { status: 499 });
-    }
-    pending.set(request, headers);
+    pending.set(request, { headers, outcome });
     return undefined;
   };
 
-  const limiter = check as FetchRateLimiter;
-  limiter.headersFor = (request) => pending.get(request);
+  const limiter = check as FetchRateLimiter<A>;
+  limiter.headersFor = (request) => pending.get(request)?.headers;
   limiter.wrap =
     (handler) =>
     async (request, ...rest) => {
-      const denied = await check(request);
+      const denied = await check(request, ...rest);
       if (denied !== undefined) return denied;
       const response = await handler(request, ...rest);
-      const headers = pending.get(request);
-      return headers === undefined ? response : withHeaders(response, headers);
+      const admitted = pending.get(request);
+      // A limiter wrapped inside this one that wrote headers already reported this one's too.
+      return admitted === undefined || !isLatestReport(request, admitted.outcome)
+        ? response
+        : withHeaders(response, admitted.headers);
     };
   return limiter;
 }
@@ -164,3 +181,4 @@ export type {
   RateLimitRequest,
   RateLimitRule,
 } from '../shared/types.js';
+export { rateLimitOf };

@@ -2,9 +2,11 @@
  * `@floodgate/http/hono`: the 429 contract as Hono 4 middleware. Only Hono's types are imported;
  * nothing here is Node-specific beyond the default `getAddress`.
  */
-import { FloodgateError } from '@floodgate/core';
+import { type Decision, FloodgateError } from '@floodgate/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import { createEngine, type Outcome, queueDelay } from '../shared/engine.js';
+import { createEngine, type Outcome } from '../shared/engine.js';
+import { lazyAddress } from '../shared/lazy-address.js';
+import { isLatestReport } from '../shared/ledger.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
 
@@ -33,6 +35,25 @@ export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
   getAddress?: (c: Context) => string | undefined;
 }
 
+/**
+ * The variables the middleware sets: `c.get('rateLimit')` is the decision its headers report
+ * (every limiter that ran, merged), `undefined` when none decided.
+ * @example
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ * import { type RateLimitEnv, rateLimit } from '@floodgate/http/hono';
+ * import { Hono } from 'hono';
+ *
+ * declare const limiter: Limiter;
+ * const app = new Hono<RateLimitEnv>();
+ * app.use('*', rateLimit({ limiter }));
+ * app.get('/', (c) => c.json({ left: c.get('rateLimit')?.remaining }));
+ * ```
+ */
+export interface RateLimitEnv {
+  Variables: { rateLimit: Decision | undefined };
+}
+
 const EXPOSE = 'Access-Control-Expose-Headers';
 
 function nodeServerAddress(c: Context): string | undefined {
@@ -53,15 +74,17 @@ function routeOf(c: Context): string | undefined {
   return undefined;
 }
 
-function view(c: Context, address: string | undefined): RateLimitRequest<Context> {
-  return {
-    method: c.req.method,
-    path: c.req.path,
-    route: routeOf(c),
+function view(c: Context, address: () => string | undefined): RateLimitRequest<Context> {
+  return lazyAddress(
+    {
+      method: c.req.method,
+      path: c.req.path,
+      route: routeOf(c),
+      header: (name) => c.req.header(name),
+      raw: c,
+    },
     address,
-    header: (name) => c.req.header(name),
-    raw: c,
-  };
+  );
 }
 
 /** Puts the outcome's headers on the final response (re-wrapping one with immutable headers). */
@@ -94,27 +117,33 @@ function applyHeaders(c: Context, outcome: Outcome): void {
  * app.use('/api/*', rateLimit({ limiter, key: headerKey('x-api-key') }));
  * ```
  */
-export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler {
+export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<RateLimitEnv> {
   const { getAddress = nodeServerAddress, ...shared } = options;
   if (typeof getAddress !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
   }
   const engine = createEngine(shared as RateLimitOptions);
   return async (c, next) => {
-    const outcome = await engine.decide(view(c, getAddress(c)));
+    // getAddress runs inside the decision, so its failure is a limiter error like any other.
+    const outcome = await engine.admit(
+      view(c, () => getAddress(c)),
+      c.req.raw.signal,
+    );
+    if (outcome === undefined) {
+      // 499: the client closed the request while it was queued; nobody will read this.
+      return new Response(null, { status: 499 });
+    }
+    if (outcome.decision !== undefined) c.set('rateLimit', outcome.decision);
     if (outcome.action === 'respond') {
       // Through the context, so headers other middleware prepared (CORS) are kept.
       c.res = c.body(outcome.body, outcome.status as 429);
       applyHeaders(c, outcome);
       return c.res;
     }
-    if (outcome.delayMs > 0 && !(await queueDelay(outcome.delayMs, c.req.raw.signal))) {
-      // 499: the client closed the request while it was queued; nobody will read this.
-      return new Response(null, { status: 499 });
-    }
     await next();
     // After the handler, on the response it produced: the only place every response passes.
-    applyHeaders(c, outcome);
+    // A limiter inside this one that wrote headers already reported this one's policies too.
+    if (isLatestReport(c, outcome)) applyHeaders(c, outcome);
   };
 }
 

@@ -3,15 +3,20 @@
  * stacks). No framework is loaded.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createEngine, queueDelay } from '../shared/engine.js';
-import {
-  closeSignal,
-  incomingView,
-  pathOf,
-  sendOutcome,
-  setOutcomeHeaders,
-} from '../shared/node-io.js';
+import type { Decision } from '@floodgate/core';
+import { createEngine } from '../shared/engine.js';
+import { answerFailure, incomingView, limitIncoming, pathOf } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
+
+declare module 'http' {
+  interface IncomingMessage {
+    /**
+     * The rate-limit decision, set by `@floodgate/http`'s node and Express adapters: every
+     * limiter that ran on the request, merged (what its headers report). Absent when none decided.
+     */
+    rateLimit?: Decision;
+  }
+}
 
 /**
  * Options of the node:http adapter: the shared options; `raw` is the `IncomingMessage`.
@@ -71,20 +76,22 @@ export type NodeRateLimiter = (
 export function rateLimit(options: NodeRateLimitOptions): NodeRateLimiter {
   const engine = createEngine(options as RateLimitOptions);
   return async (req, res, next) => {
-    const outcome = await engine.decide(incomingView(req, req, pathOf(req.url), undefined));
-    if (outcome.action === 'respond') {
-      sendOutcome(res, outcome);
+    let goOn: boolean;
+    try {
+      goOn = await limitIncoming(
+        engine,
+        incomingView(req, req, pathOf(req.url), undefined),
+        req,
+        res,
+      );
+    } catch (error) {
+      // Never a rejection nobody handles, never a request left hanging.
+      if (next !== undefined) next(error);
+      else answerFailure(res);
       return false;
     }
-    setOutcomeHeaders(res, outcome);
-    if (outcome.delayMs > 0) {
-      const close = closeSignal(res);
-      const waited = await queueDelay(outcome.delayMs, close.signal);
-      close.dispose();
-      if (!waited) return false;
-    }
-    next?.();
-    return true;
+    if (goOn) next?.();
+    return goOn;
   };
 }
 

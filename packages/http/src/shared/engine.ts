@@ -1,5 +1,8 @@
 import { type Decision, FloodgateError, type Limiter } from '@floodgate/core';
+import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
+import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
+import { report } from './report.js';
 import {
   decisionHeaders,
   mergeDecisions,
@@ -58,8 +61,34 @@ export type Outcome =
  * ```
  */
 export interface RateLimitEngine {
+  /**
+   * The outcome, without holding: a `'next'` outcome's `delayMs` is for the caller to wait.
+   * Delays beyond `maxDelayMs` are already refused; `maxQueued` is only enforced by `admit`.
+   */
   decide(request: RateLimitRequest): Promise<Outcome>;
+  /**
+   * `decide`, then hold a delayed request for its turn (while fewer than `maxQueued` requests
+   * are held in the process; otherwise a 429). `undefined` when `signal` aborted while held: the client left, answer nothing. A
+   * function for `signal` is called only when there is a wait, and its `dispose` after it.
+   */
+  admit(request: RateLimitRequest, signal?: HoldSignal): Promise<Outcome | undefined>;
 }
+
+/**
+ * What tells `admit` that the client left while its request was held: a signal, or a function
+ * making one (and a `dispose` to call after the wait), so requests that are not held pay nothing.
+ * @example
+ * ```ts
+ * import type { HoldSignal } from '@floodgate/http';
+ *
+ * declare const request: Request;
+ * const hold: HoldSignal = request.signal;
+ * ```
+ */
+export type HoldSignal =
+  | AbortSignal
+  | undefined
+  | (() => { readonly signal: AbortSignal; dispose(): void });
 
 // Shared by every skipped request: frozen so no adapter can leak one request's headers into the next.
 const PASS: Outcome = Object.freeze({
@@ -70,6 +99,14 @@ const PASS: Outcome = Object.freeze({
   decision: undefined,
 });
 const PROBLEM_JSON = 'application/problem+json';
+
+/** An admitted-but-delayed decision turned into a denial that says when its turn would have come. */
+function refusedForDelay(d: Decision): Decision {
+  const policies = d.policies.map((p) =>
+    p.delayMs > 0 ? { ...p, allowed: false, retryAfterMs: Math.max(p.retryAfterMs, p.delayMs) } : p,
+  );
+  return { ...d, allowed: false, retryAfterMs: d.delayMs, delayMs: 0, policies };
+}
 
 async function chooseLimiter(
   rule: ResolvedRule,
@@ -175,8 +212,9 @@ async function denial(
  * declare const limiter: Limiter;
  * declare const view: RateLimitRequest;
  * const engine = createEngine({ limiter, key: ipKey() });
- * const outcome = await engine.decide(view);
- * // 'respond': send outcome.status, .headers and .body; 'next': set .headers, then go on.
+ * const outcome = await engine.admit(view);
+ * // undefined: the client left while held. 'respond': send outcome.status, .headers and .body;
+ * // 'next': set .headers, then go on.
  * ```
  */
 export function createEngine(
@@ -184,65 +222,67 @@ export function createEngine(
   adapterOptions: readonly string[] = [],
 ): RateLimitEngine {
   const settings = resolveOptions(options, adapterOptions);
+
+  const decideOnce = async (request: RateLimitRequest, holding: boolean): Promise<Outcome> => {
+    // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
+    bindValidator(request, settings.validator);
+    try {
+      if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
+      const decisions = await evaluateRules(settings.rules, request);
+      if (decisions.length === 0) return PASS;
+      let own = mergeDecisions(decisions);
+      const delayMs = settings.delay ? own.delayMs : 0;
+      if (
+        delayMs > settings.maxDelayMs ||
+        (holding && delayMs > 0 && heldCount() >= settings.maxQueued)
+      ) {
+        // Held that long, or beside that many others, the request would tie up a connection
+        // (and overflow a timer): refused, told to come back when its turn would have come.
+        own = refusedForDelay(own);
+      }
+      const decision = withPrior(request.raw, own);
+      const { headers, retryAfter } = decisionHeaders(decision, settings.headers);
+      const expose = settings.exposeHeaders ? Object.keys(headers) : [];
+      const outcome: Outcome =
+        retryAfter === undefined
+          ? { action: 'next', headers, expose, delayMs, decision }
+          : await denial(settings, request, decision, headers, retryAfter, expose);
+      recordDecision(
+        request.raw,
+        own,
+        decision,
+        Object.keys(headers).length > 0 ? outcome : undefined,
+      );
+      // Reserved in the same turn as the check above (no await between): the bound is exact.
+      if (holding && outcome.action === 'next' && delayMs > 0) reserveHold();
+      return outcome;
+    } catch (error) {
+      report(settings.onError, error, request);
+      if (settings.failOpen) return PASS;
+      return {
+        action: 'respond',
+        status: 503,
+        headers: { 'Content-Type': PROBLEM_JSON },
+        expose: [],
+        body: JSON.stringify(unavailableProblem()),
+        decision: undefined,
+      };
+    }
+  };
+
   return {
-    async decide(request) {
-      // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
-      bindValidator(request, settings.validator);
+    decide: (request) => decideOnce(request, false),
+    async admit(request, signal) {
+      const outcome = await decideOnce(request, true);
+      if (outcome.action === 'respond' || outcome.delayMs <= 0) return outcome;
+      let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
       try {
-        if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
-        const decisions = await evaluateRules(settings.rules, request);
-        if (decisions.length === 0) return PASS;
-        const decision = mergeDecisions(decisions);
-        const { headers, retryAfter } = decisionHeaders(decision, settings.headers);
-        const expose = settings.exposeHeaders ? Object.keys(headers) : [];
-        if (retryAfter === undefined) {
-          const delayMs = settings.delay ? decision.delayMs : 0;
-          return { action: 'next', headers, expose, delayMs, decision };
-        }
-        return await denial(settings, request, decision, headers, retryAfter, expose);
-      } catch (error) {
-        settings.onError?.(error, request);
-        if (settings.failOpen) return PASS;
-        return {
-          action: 'respond',
-          status: 503,
-          headers: { 'Content-Type': PROBLEM_JSON },
-          expose: [],
-          body: JSON.stringify(unavailableProblem()),
-          decision: undefined,
-        };
+        watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
+        return (await queueDelay(outcome.delayMs, watch.signal)) ? outcome : undefined;
+      } finally {
+        releaseHold();
+        watch?.dispose();
       }
     },
   };
-}
-
-/**
- * Resolves after `ms`, or as soon as `signal` aborts (a client that disconnected while queued
- * must not hold a timer or a worker). True when the full wait elapsed.
- * @example
- * Holding an admitted leaky-bucket request for its turn, in a fetch-style adapter.
- * ```ts
- * import { type Outcome, queueDelay } from '@floodgate/http';
- *
- * declare const request: Request;
- * declare const outcome: Outcome & { action: 'next' };
- * if (!(await queueDelay(outcome.delayMs, request.signal))) {
- *   // The client went away while queued: do not run the handler.
- * }
- * ```
- */
-export function queueDelay(ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (ms <= 0) return Promise.resolve(!signal?.aborted);
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,6 +1,7 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
+import type { Decision } from '@floodgate/core';
 import type { FrameworkSettings } from '../keys/route.js';
-import type { Outcome } from './engine.js';
+import type { Outcome, RateLimitEngine } from './engine.js';
 import { mergeExposeHeaders } from './response.js';
 import type { RateLimitRequest } from './types.js';
 
@@ -57,8 +58,73 @@ export function setOutcomeHeaders(res: ServerResponse, outcome: Outcome): void {
   // res.end() without an explicit writeHead goes through it too (_implicitHeader).
   res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
     if (!this.headersSent) this.setHeader(EXPOSE, mergeExposeHeaders(exposed(this), names));
+    // writeHead(status, [message,] headers): fields given here replace what was set before.
+    const at = typeof args[1] === 'string' ? 2 : 1;
+    if (typeof args[at] === 'object' && args[at] !== null) {
+      args[at] = mergeExposeInto(args[at] as HeadersArgument, names);
+    }
     return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
   } as ServerResponse['writeHead'];
+}
+
+type HeadersArgument = Record<string, OutgoingHttpHeader | undefined> | readonly unknown[];
+
+const isExpose = (name: unknown): boolean =>
+  typeof name === 'string' && name.toLowerCase() === EXPOSE.toLowerCase();
+const listOf = (value: unknown): string =>
+  Array.isArray(value) ? value.join(', ') : value === undefined ? '' : String(value);
+
+/**
+ * The `writeHead` headers (an object or a flat `[name, value, …]` list)
+ * with our names merged into their expose list, if they carry one; a copy, never the caller's.
+ */
+function mergeExposeInto(headers: HeadersArgument, names: readonly string[]): HeadersArgument {
+  if (!Array.isArray(headers)) {
+    const record = headers as Record<string, OutgoingHttpHeader | undefined>;
+    const keys = Object.keys(record).filter(isExpose);
+    if (keys.length === 0) return headers;
+    const copy: Record<string, OutgoingHttpHeader | undefined> = { ...record };
+    const given = keys.map((k) => listOf(copy[k])).join(', ');
+    for (const k of keys) delete copy[k];
+    copy[EXPOSE] = mergeExposeHeaders(given, names);
+    return copy;
+  }
+  // Node takes a flat `[name, value, name, value, …]` list here, not pairs.
+  const pairs = Array.from({ length: Math.floor(headers.length / 2) }, (_, i) => [
+    headers[2 * i],
+    headers[2 * i + 1],
+  ]);
+  if (!pairs.some(([name]) => isExpose(name))) return headers;
+  const given = pairs.filter(([name]) => isExpose(name)).map(([, value]) => listOf(value));
+  const kept = pairs.filter(([name]) => !isExpose(name));
+  kept.push([EXPOSE, mergeExposeHeaders(given.join(', '), names)]);
+  return kept.flat() as string[];
+}
+
+/** What the node-style adapters put on `req`: the decision its headers report. */
+export interface RateLimitedIncoming {
+  rateLimit?: Decision;
+}
+
+/**
+ * The whole middleware on node:http objects (node, Express): decide, hold a delayed request,
+ * answer or set the headers. True when the request may go on.
+ */
+export async function limitIncoming<Raw>(
+  engine: RateLimitEngine,
+  view: RateLimitRequest<Raw>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
+  const outcome = await engine.admit(view, () => closeSignal(res));
+  if (outcome === undefined) return false;
+  if (outcome.decision !== undefined) (req as RateLimitedIncoming).rateLimit = outcome.decision;
+  if (outcome.action === 'respond') {
+    sendOutcome(res, outcome);
+    return false;
+  }
+  setOutcomeHeaders(res, outcome);
+  return true;
 }
 
 /** Answers the request with the outcome (a 429, a 503 or an `onLimited` response). */
@@ -66,6 +132,25 @@ export function sendOutcome(res: ServerResponse, outcome: Outcome & { action: 'r
   setOutcomeHeaders(res, outcome);
   res.statusCode = outcome.status;
   res.end(outcome.body);
+}
+
+/** A 500 for a failure writing the answer (an `onLimited` header node refuses, say). */
+export function answerFailure(res: ServerResponse): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.statusCode = 500;
+  res.setHeader('Content-Type', 'application/problem+json');
+  res.end(
+    JSON.stringify({
+      type: 'about:blank',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'The rate limiter could not write its answer.',
+    }),
+  );
 }
 
 /** Aborts when the response closes before it was sent: the client went away. */

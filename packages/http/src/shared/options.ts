@@ -1,5 +1,7 @@
 import { createLimiter, FloodgateError, type Limiter, type Policy } from '@floodgate/core';
 import { ipKey } from '../keys/ip.js';
+import { peerOptionHint } from './peer-options.js';
+import { report } from './report.js';
 import type { HeaderSettings } from './response.js';
 import type {
   CostOption,
@@ -28,6 +30,8 @@ export interface Settings {
   readonly failOpen: boolean;
   readonly onError: RateLimitOptions['onError'];
   readonly delay: boolean;
+  readonly maxDelayMs: number;
+  readonly maxQueued: number;
   readonly validator: Validator;
 }
 
@@ -38,6 +42,8 @@ const OPTION_NAMES = new Set([
   'prefix',
   'onStoreError',
   'timeoutMs',
+  'breaker',
+  'blockCache',
   'rules',
   'key',
   'cost',
@@ -50,6 +56,8 @@ const OPTION_NAMES = new Set([
   'onLimiterError',
   'onError',
   'delay',
+  'maxDelayMs',
+  'maxQueued',
   'random',
   'validate',
   'onWarning',
@@ -66,6 +74,18 @@ function checkFunction(value: unknown, name: string): void {
 function checkBoolean(value: unknown, name: string): void {
   if (value !== undefined && typeof value !== 'boolean')
     throw invalid(`${name} must be true or false`);
+}
+
+/** A whole number ≥ `least`, or `Infinity` (no bound: long waits are waited in chunks). */
+function checkMs(value: unknown, name: string, fallback: number, least: number): number {
+  if (value === undefined) return fallback;
+  if (
+    typeof value !== 'number' ||
+    !(value === Number.POSITIVE_INFINITY || (Number.isSafeInteger(value) && value >= least))
+  ) {
+    throw invalid(`${name} must be a whole number ≥ ${least} or Infinity, got ${String(value)}`);
+  }
+  return value;
 }
 
 function isLimiter(value: unknown): value is Limiter {
@@ -130,6 +150,11 @@ function buildLimiter(options: RateLimitOptions, policy: Policy | readonly Polic
   if (options.prefix !== undefined) limiterOptions.prefix = options.prefix;
   if (options.onStoreError !== undefined) limiterOptions.onStoreError = options.onStoreError;
   if (options.timeoutMs !== undefined) limiterOptions.timeoutMs = options.timeoutMs;
+  if (options.breaker !== undefined) limiterOptions.breaker = options.breaker;
+  if (options.blockCache !== undefined) limiterOptions.blockCache = options.blockCache;
+  const onError = options.onError;
+  // The middleware's onError hears the store failures the limiter's fallback absorbed too.
+  if (onError !== undefined) limiterOptions.onError = (error) => report(onError, error, undefined);
   return createLimiter(limiterOptions);
 }
 
@@ -173,7 +198,15 @@ function checkDistinctNames(rules: readonly ResolvedRule[]): void {
   }
 }
 
-const BUILD_OPTIONS = ['store', 'prefix', 'onStoreError', 'timeoutMs'] as const;
+/** The options that only shape a limiter built from `policy`. */
+export const BUILD_OPTIONS = [
+  'store',
+  'prefix',
+  'onStoreError',
+  'timeoutMs',
+  'breaker',
+  'blockCache',
+] as const;
 
 /** Options that only shape a limiter built from `policy` would otherwise be silently ignored. */
 function checkLimiterOptions(options: RateLimitOptions): void {
@@ -191,7 +224,9 @@ function checkLimiterOptions(options: RateLimitOptions): void {
 export function resolveOptions(options: RateLimitOptions, known: readonly string[] = []): Settings {
   if (typeof options !== 'object' || options === null) throw invalid('rateLimit options required');
   for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.has(name) && !known.includes(name)) throw invalid(`unknown option "${name}"`);
+    if (!OPTION_NAMES.has(name) && !known.includes(name)) {
+      throw invalid(`unknown option "${name}"${peerOptionHint(name)}`);
+    }
   }
   checkFunction(options.key, 'key');
   checkCost(options.cost, 'cost');
@@ -208,7 +243,9 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     rules = options.rules.map((rule, i) => {
       if (typeof rule !== 'object' || rule === null) throw invalid(`rules[${i}] must be an object`);
       for (const name of Object.keys(rule)) {
-        if (!RULE_NAMES.has(name)) throw invalid(`rules[${i}]: unknown option "${name}"`);
+        if (!RULE_NAMES.has(name)) {
+          throw invalid(`rules[${i}]: unknown option "${name}"${peerOptionHint(name)}`);
+        }
       }
       return resolveRule(rule, options, defaultKey, `rules[${i}]`);
     });
@@ -239,6 +276,8 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   checkFunction(options.onLimited, 'onLimited');
   checkFunction(options.onError, 'onError');
   checkFunction(options.random, 'random');
+  const maxDelayMs = checkMs(options.maxDelayMs, 'maxDelayMs', 30_000, 0);
+  const maxQueued = checkMs(options.maxQueued, 'maxQueued', 1000, 1);
   const mode = options.onLimiterError ?? 'fail-closed';
   if (mode !== 'fail-closed' && mode !== 'fail-open') {
     throw invalid(
@@ -260,6 +299,8 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     failOpen: mode === 'fail-open',
     onError: options.onError,
     delay: options.delay ?? true,
+    maxDelayMs,
+    maxQueued,
     validator: createValidator(options.validate, options.onWarning),
   };
 }

@@ -1,4 +1,4 @@
-import type { Decision, Limiter, Policy, Store } from '@floodgate/core';
+import type { BreakerOptions, Decision, Limiter, Policy, Store } from '@floodgate/core';
 import type { FrameworkSettings } from '../keys/route.js';
 import type { RateLimitWarning, ValidateOption } from './validations.js';
 
@@ -274,8 +274,12 @@ export interface RateLimitOptions<Raw = unknown> {
   prefix?: string;
   /** Passed to limiters built from `policy`; see `createLimiter`. @default the store's fallback */
   onStoreError?: 'throw' | 'allow' | 'deny' | Store;
-  /** Passed to limiters built from `policy`. @default no timeout */
+  /** Passed to limiters built from `policy`. @default the store's (see `createLimiter`) */
   timeoutMs?: number;
+  /** Passed to limiters built from `policy`; see `createLimiter`. @default on for remote stores */
+  breaker?: boolean | BreakerOptions;
+  /** Passed to limiters built from `policy`; see `createLimiter`. @default on for remote stores */
+  blockCache?: boolean | { max: number };
   /** Several limiters per request (per IP, per API key, per route), reported together. @default none */
   rules?: readonly RateLimitRule<Raw>[];
   /** @default ipKey() */
@@ -300,10 +304,26 @@ export interface RateLimitOptions<Raw = unknown> {
    * through without rate-limit headers. @default 'fail-closed'
    */
   onLimiterError?: 'fail-closed' | 'fail-open';
-  /** Told about every error `onLimiterError` absorbed, for logging and alerts. @default none */
-  onError?: (error: unknown, request: RateLimitRequest<Raw>) => void;
+  /**
+   * Told about every error absorbed, for logging and alerts: the ones `onLimiterError` answered
+   * (with the request), and the store failures a limiter built from `policy` decided around
+   * with its `onStoreError` fallback (`request` is `undefined`: the limiter does not know it).
+   * If it throws, that is logged and the request is answered all the same. @default none
+   */
+  onError?: (error: unknown, request: RateLimitRequest<Raw> | undefined) => void;
   /** Hold admitted `leakyBucket` requests for their `delayMs` before passing them on. @default true */
   delay?: boolean;
+  /**
+   * The longest a request is held for its `leakyBucket` turn, in ms. A later turn is answered
+   * with a 429 whose `Retry-After` is when the turn would have come. @default 30000
+   */
+  maxDelayMs?: number;
+  /**
+   * How many requests may be held for their turn at once in this process, counted across every
+   * Floodgate middleware in it; a request that would be held beyond that is answered with a 429.
+   * @default 1000
+   */
+  maxQueued?: number;
   /** Uniform in [0, 1): the jitter's randomness, injectable for tests. @default Math.random */
   random?: () => number;
   /**

@@ -5,11 +5,26 @@ import { type AppHandle, counter, EXPOSE_BY_APP, type Harness, urlOf } from '../
 
 type ExpressFactory = () => Express;
 
-async function listen(server: Server): Promise<void> {
+async function listen(app: Express, host: string): Promise<Server> {
+  const server = app.listen(0, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  return server;
+}
+
+function handle(server: Server, handled: ReturnType<typeof counter>): AppHandle {
+  return {
+    url: urlOf(server.address()),
+    handled: handled.count,
+    handledAt: handled.times,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 /** The Express harness, for any Express major given its factory. */
@@ -32,18 +47,21 @@ export function expressHarness(name: string, express: ExpressFactory): Harness {
       app.get('/', handler);
       app.get('/users/:id', handler);
       app.get('/health', handler);
-      const server = app.listen(0, host);
-      await listen(server);
-      return {
-        url: urlOf(server.address()),
-        handled: handled.count,
-        handledAt: handled.times,
-        close: () =>
-          new Promise((resolve) => {
-            server.close(() => resolve());
-            server.closeAllConnections();
-          }),
-      };
+      app.get('/decision', (req: Request, res: Response) => {
+        handled.hit();
+        res.json({ decision: req.rateLimit ?? null });
+      });
+      return handle(await listen(app, host), handled);
+    },
+    async startStacked(outer, inner): Promise<AppHandle> {
+      const app = express();
+      const handled = counter();
+      app.use(rateLimit(outer));
+      app.get('/login', rateLimit(inner), (req: Request, res: Response) => {
+        handled.hit();
+        res.json({ decision: req.rateLimit ?? null });
+      });
+      return handle(await listen(app, '127.0.0.1'), handled);
     },
   };
 }

@@ -1,6 +1,20 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { rateLimit } from '../../src/fastify/index.js';
 import { type AppHandle, counter, EXPOSE_BY_APP, type Harness, urlOf } from '../support/harness.js';
+
+async function listen(
+  app: FastifyInstance,
+  host: string,
+  handled: ReturnType<typeof counter>,
+): Promise<AppHandle> {
+  await app.listen({ port: 0, host });
+  return {
+    url: urlOf(app.server.address()),
+    handled: handled.count,
+    handledAt: handled.times,
+    close: () => app.close(),
+  };
+}
 
 export const fastifyHarness: Harness = {
   name: 'fastify',
@@ -26,12 +40,22 @@ export const fastifyHarness: Harness = {
     app.get('/', handler);
     app.get('/users/:id', handler);
     app.get('/health', handler);
-    await app.listen({ port: 0, host });
-    return {
-      url: urlOf(app.server.address()),
-      handled: handled.count,
-      handledAt: handled.times,
-      close: () => app.close(),
-    };
+    app.get('/decision', async (request) => {
+      handled.hit();
+      return { decision: request.rateLimit ?? null };
+    });
+    return listen(app, host, handled);
+  },
+  async startStacked(outer, inner): Promise<AppHandle> {
+    // Two registrations: both hooks run on every route, outer first, as two plugins would.
+    const app = Fastify();
+    const handled = counter();
+    await app.register(rateLimit, outer);
+    await app.register(rateLimit, inner);
+    app.get('/login', async (request) => {
+      handled.hit();
+      return { decision: request.rateLimit ?? null };
+    });
+    return listen(app, '127.0.0.1', handled);
   },
 };

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { rateLimit } from '../../src/hono/index.js';
+import { type RateLimitEnv, rateLimit } from '../../src/hono/index.js';
 import { type AppHandle, counter, EXPOSE_BY_APP, type Harness, urlOf } from '../support/harness.js';
 
 /** Serves a fetch handler with @hono/node-server on port 0. */
@@ -24,6 +24,20 @@ export async function serveFetch(
   };
 }
 
+async function listen(
+  app: Hono<RateLimitEnv>,
+  host: string,
+  handled: ReturnType<typeof counter>,
+): Promise<AppHandle> {
+  const served = await serveFetch(app.fetch, host);
+  return {
+    url: served.url,
+    handled: handled.count,
+    handledAt: handled.times,
+    close: served.close,
+  };
+}
+
 export const honoHarness: Harness = {
   name: 'hono',
   knowsRoute: true,
@@ -31,7 +45,7 @@ export const honoHarness: Harness = {
     return rateLimit(options);
   },
   async start(options, { host = '127.0.0.1' } = {}): Promise<AppHandle> {
-    const app = new Hono();
+    const app = new Hono<RateLimitEnv>();
     const handled = counter();
     app.use('*', rateLimit(options));
     const handler = (c: import('hono').Context) => {
@@ -42,12 +56,21 @@ export const honoHarness: Harness = {
     app.get('/', handler);
     app.get('/users/:id', handler);
     app.get('/health', handler);
-    const served = await serveFetch(app.fetch, host);
-    return {
-      url: served.url,
-      handled: handled.count,
-      handledAt: handled.times,
-      close: served.close,
-    };
+    app.get('/decision', (c) => {
+      handled.hit();
+      return c.json({ decision: c.get('rateLimit') ?? null });
+    });
+    return listen(app, host, handled);
+  },
+  async startStacked(outer, inner): Promise<AppHandle> {
+    const app = new Hono<RateLimitEnv>();
+    const handled = counter();
+    app.use('*', rateLimit(outer));
+    app.use('/login', rateLimit(inner));
+    app.get('/login', (c) => {
+      handled.hit();
+      return c.json({ decision: c.get('rateLimit') ?? null });
+    });
+    return listen(app, '127.0.0.1', handled);
   },
 };

@@ -1,6 +1,6 @@
 import { fixedWindow, isFloodgateError, type Store } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import type { SuiteContext } from '../support/context.js';
 import { send, T0 } from '../support/context.js';
 
@@ -66,6 +66,77 @@ export function failureTests(ctx: SuiteContext): void {
       });
       expect((await send(app.url)).status).toBe(200);
       expect((await send(app.url)).status).toBe(429);
+    });
+
+    test('an onError that throws does not stop fail-open letting the request through', async () => {
+      const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const app = await ctx.start({
+        limiter: ctx.limiter(one(), { store: brokenStore, onStoreError: 'throw' }),
+        onLimiterError: 'fail-open',
+        onError: () => {
+          throw new Error('the alerting hook is broken');
+        },
+      });
+      const r = await send(app.url);
+      expect(r.status).toBe(200);
+      expect(app.handled()).toBe(1);
+      // Not swallowed silently: the broken hook is logged.
+      expect(logged).toHaveBeenCalledWith(
+        expect.stringMatching(/onError threw/),
+        expect.any(Error),
+      );
+      logged.mockRestore();
+    });
+
+    test('an onError that throws does not stop fail-closed answering 503', async () => {
+      const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
+      const app = await ctx.start({
+        limiter: ctx.limiter(one(), { store: brokenStore, onStoreError: 'throw' }),
+        onError: () => {
+          throw new Error('the alerting hook is broken');
+        },
+      });
+      const r = await send(app.url);
+      expect(r.status).toBe(503);
+      expect(r.json()).toMatchObject({ status: 503 });
+      expect(app.handled()).toBe(0);
+      expect(logged).toHaveBeenCalledOnce();
+      logged.mockRestore();
+    });
+
+    test('onError hears store failures the fallback absorbed, with { policy, store }', async () => {
+      const errors: [unknown, unknown][] = [];
+      const app = await ctx.start({
+        policy: one(),
+        store: brokenStore,
+        onStoreError: new MemoryStore({ now: () => T0 }),
+        onError: (error, request) => errors.push([error, request]),
+      });
+      expect((await send(app.url)).status).toBe(200);
+      expect(errors).toHaveLength(1);
+      const [error, request] = errors[0]!;
+      expect(isFloodgateError(error) && error.code).toBe('STORE_UNAVAILABLE');
+      expect(request).toBeUndefined();
+    });
+
+    test('breaker passes through to the limiter built from { policy, store }', async () => {
+      let calls = 0;
+      const counted: Store = {
+        evaluate: async () => {
+          calls++;
+          throw new Error('connection refused');
+        },
+        reset: async () => {},
+      };
+      const app = await ctx.start({
+        policy: one(),
+        store: counted,
+        onStoreError: 'allow',
+        breaker: { failures: 2, windowMs: 60_000, cooldownMs: 60_000 },
+      });
+      for (let i = 0; i < 5; i++) expect((await send(app.url)).status).toBe(200);
+      // Open after two failures: the dead store is not called again for a minute.
+      expect(calls).toBe(2);
     });
 
     test('a key function that throws is a limiter error too', async () => {

@@ -1,11 +1,13 @@
 import { describe } from 'vitest';
 import { suiteContext } from '../support/context.js';
 import type { Harness, StoreFactory } from '../support/harness.js';
+import { delayTests } from './delays.js';
 import { failureTests } from './failures.js';
 import { headerTests } from './headers.js';
 import { keyTests } from './keys.js';
 import { optionTests } from './options.js';
 import { policyTests } from './policies.js';
+import { stackingTests } from './stacking.js';
 
 /** The one behavioural suite: every adapter runs it against its real framework on a real port. */
 export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
@@ -16,5 +18,7 @@ export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
     policyTests(ctx);
     failureTests(ctx);
     optionTests(ctx);
+    stackingTests(ctx);
+    delayTests(ctx);
   });
 }

@@ -22,7 +22,62 @@ export function optionTests(ctx: SuiteContext): void {
       [
         'unknown option',
         () => ({ limiter: limiter(), max: 5 }) as RateLimitOptions,
-        /unknown option "max"/,
+        /unknown option "max" \(Floodgate's way: the policy's `limit`/,
+      ],
+      [
+        "express-rate-limit's windowMs names the policy's window",
+        () => ({ limiter: limiter(), windowMs: 60_000 }) as RateLimitOptions,
+        /unknown option "windowMs" \(Floodgate's way: the policy's `window`/,
+      ],
+      [
+        'limit as a number names the policy',
+        () => ({ store: new MemoryStore(), limit: 100 }) as RateLimitOptions,
+        /unknown option "limit" \(Floodgate's way: the policy's `limit`: `policy: fixedWindow/,
+      ],
+      [
+        'standardHeaders names headers',
+        () => ({ limiter: limiter(), standardHeaders: 'draft-8' }) as RateLimitOptions,
+        /unknown option "standardHeaders" \(Floodgate's way: `headers: 'draft-6'/,
+      ],
+      [
+        'message and statusCode name onLimited',
+        () => ({ limiter: limiter(), message: 'slow down' }) as RateLimitOptions,
+        /unknown option "message" \(Floodgate's way: `onLimited:/,
+      ],
+      [
+        'keyGenerator names key',
+        () => ({ limiter: limiter(), keyGenerator: () => 'k' }) as RateLimitOptions,
+        /unknown option "keyGenerator" \(Floodgate's way: `key:/,
+      ],
+      [
+        'requestPropertyName says where the decision is',
+        () => ({ limiter: limiter(), requestPropertyName: 'rl' }) as RateLimitOptions,
+        /unknown option "requestPropertyName" \(Floodgate's way: none needed, the decision is on `req.rateLimit`/,
+      ],
+      [
+        'a peer option in a rule is named too',
+        () => ({ rules: [{ limiter: limiter(), max: 5 }] }) as unknown as RateLimitOptions,
+        /rules\[0\]: unknown option "max" \(Floodgate's way/,
+      ],
+      [
+        'an unknown name of our own gets no made-up hint',
+        () => ({ limiter: limiter(), frobnicate: true }) as RateLimitOptions,
+        /^unknown option "frobnicate"$/,
+      ],
+      [
+        'maxDelayMs negative',
+        () => ({ limiter: limiter(), maxDelayMs: -1 }),
+        /maxDelayMs must be a whole number ≥ 0 or Infinity/,
+      ],
+      [
+        'maxQueued 0',
+        () => ({ limiter: limiter(), maxQueued: 0 }),
+        /maxQueued must be a whole number ≥ 1 or Infinity/,
+      ],
+      [
+        'breaker next to a ready limiter',
+        () => ({ limiter: limiter(), breaker: true }),
+        /breaker only apply to a limiter built from `policy`/,
       ],
       [
         'bad header standard',

@@ -17,13 +17,19 @@ export interface AppHandle {
  * Starts one framework on port 0 with the middleware configured by `options`. Every app serves
  * `GET /`, `GET /users/:id` and `GET /health`; each handler counts itself and sets
  * `Access-Control-Expose-Headers: X-Request-Id` (as CORS middleware would) before answering
- * `{"ok":true}`.
+ * `{"ok":true}`. `GET /decision` answers `{ decision }`: the decision the adapter exposes to
+ * handlers (`req.rateLimit`, `request.rateLimit`, `c.get('rateLimit')`, `rateLimitOf(request)`).
  */
 export interface Harness {
   readonly name: string;
   /** Whether the request view knows the matched route pattern (`/users/:id`). */
   readonly knowsRoute: boolean;
   start(options: RateLimitOptions, listen?: { host?: string }): Promise<AppHandle>;
+  /**
+   * An app with two limiters on `GET /login`: `outer` app-wide, `inner` on the route (as
+   * frameworks stack them). The handler answers `{ decision }`, the decision the adapter exposes.
+   */
+  startStacked(outer: RateLimitOptions, inner: RateLimitOptions): Promise<AppHandle>;
   /** Builds the middleware only: for option validation. */
   build(options: RateLimitOptions): Promise<unknown>;
 }
