@@ -44,7 +44,14 @@ function track(store: ShardedStore): ShardedStore {
 
 const policy = fixedWindow({ limit: 10, window: '1h' });
 const make = (store: ShardedStore): Limiter =>
-  createLimiter({ store, policy, prefix: 'roll', onStoreError: 'throw', blockCache: false });
+  createLimiter({
+    store,
+    policy,
+    prefix: 'roll',
+    onStoreError: 'throw',
+    timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
+    blockCache: false,
+  });
 const keyOf = (id: string) => keysFor('roll', id, [policy])[0]!;
 const ids = Array.from({ length: 240 }, (_, i) => `client-${i}`);
 

@@ -57,7 +57,14 @@ describe('ShardedStore over real redis-server shards', () => {
     const three = new ShardedStore(shards.slice(0, 3));
     const four = new ShardedStore(shards);
     const make = (store: ShardedStore) =>
-      createLimiter({ store, policy, prefix: 'grow', onStoreError: 'throw', blockCache: false });
+      createLimiter({
+        store,
+        policy,
+        prefix: 'grow',
+        onStoreError: 'throw',
+        timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
+        blockCache: false,
+      });
     const ids = Array.from({ length: 4000 }, (_, i) => `tenant-${i}`);
     const keyOf = (id: string) => keysFor('grow', id, policy)[0]!;
 
@@ -104,6 +111,7 @@ describe('ShardedStore over real redis-server shards', () => {
         store,
         policy: fixedWindow({ limit: 4, window: '1h' }),
         prefix: 'stop',
+        timeoutMs: 10_000, // the stopped shard fails fast (rejectIfNotReady); the others must not time out under load
         blockCache: false,
         onError: (e) => errors.push(e.message),
       });

@@ -35,8 +35,13 @@ export interface LimiterOptions {
    * supply an in-process MemoryStore, so limits keep holding per node), otherwise `'throw'`
    */
   onStoreError?: 'throw' | 'allow' | 'deny' | Store;
-  /** Give up on the store after this many ms (then `onStoreError` applies). @default no timeout */
-  timeoutMs?: number;
+  /**
+   * Give up on the store after this many ms (then `onStoreError` applies, and the breaker counts a
+   * failure); a script that reaches Redis after that charges nothing. `false`: wait as long as the
+   * store does (a Redis client may queue a command for a minute or more while it reconnects).
+   * @default 250 for remote stores (`store.remote`), none for in-process ones
+   */
+  timeoutMs?: number | false;
   /**
    * Answer denied identities in-process until their `retryAfterMs` has passed, with no store
    * round trip. `max` bounds the entries. @default on (max 10 000) for remote stores, off otherwise
@@ -122,8 +127,8 @@ export function validateOptions(options: LimiterOptions): void {
     throw new FloodgateError('INVALID_OPTION', 'store must implement evaluate() and reset()');
   }
   const t = options.timeoutMs;
-  if (t !== undefined && (!Number.isSafeInteger(t) || t <= 0)) {
-    throw new FloodgateError('INVALID_OPTION', 'timeoutMs must be a positive integer');
+  if (t !== undefined && t !== false && (!Number.isSafeInteger(t) || t <= 0)) {
+    throw new FloodgateError('INVALID_OPTION', 'timeoutMs must be a positive integer or false');
   }
   // Checked here, not at the first store failure: a typo such as 'alow' must not wait for an
   // outage to surface as a TypeError.
@@ -150,6 +155,20 @@ export function validateOptions(options: LimiterOptions): void {
   if (br !== undefined && typeof br !== 'boolean' && (typeof br !== 'object' || br === null)) {
     throw new FloodgateError('INVALID_OPTION', 'breaker must be a boolean or an options object');
   }
+}
+
+/**
+ * The `timeoutMs` of a remote store's limiter unless set. A Redis client queues commands while it
+ * reconnects (ioredis retries each up to 20 times: over a minute); without a bound every request
+ * waited that long during an outage, and failures came too far apart to open the breaker.
+ */
+export const DEFAULT_REMOTE_TIMEOUT_MS = 250;
+
+/** The limiter's store timeout in ms, or undefined for none. */
+export function timeoutOf(options: LimiterOptions): number | undefined {
+  const t = options.timeoutMs;
+  if (t === false) return undefined;
+  return t ?? (options.store.remote === true ? DEFAULT_REMOTE_TIMEOUT_MS : undefined);
 }
 
 /** Errors about the caller's input or configuration: they reach the caller, never the fallback. */

@@ -9,6 +9,7 @@ import {
   type Limiter,
   type LimiterOptions,
   storeError,
+  timeoutOf,
   validateOptions,
   validatePolicies,
 } from './limiter-options.js';
@@ -24,14 +25,21 @@ function onlyCost(opts: unknown): boolean {
   return true;
 }
 
+// Where there is one, the timeout is decided in the event loop's check phase: a timer that fires
+// late because this process was busy (GC, CPU-bound work) must not beat a reply that arrived in
+// time and waits in the socket; the poll phase in between delivers it first. Taken at load, so
+// fake timers installed later move the timer and leave this hop real.
+const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
+const afterIo: (fn: () => void) => void =
+  immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
+
 function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
   if (ms === undefined) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`)),
-      ms,
-    );
+    const fail = () =>
+      reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`));
+    timer = setTimeout(() => afterIo(fail), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -59,7 +67,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const list = policies.slice();
   const prefix = options.prefix ?? 'floodgate';
   validatePrefix(prefix);
-  const { store, timeoutMs, onError } = options;
+  const { store, onError } = options;
+  const timeoutMs = timeoutOf(options);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;
@@ -173,6 +182,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return toDecision(list, results);
   }
 
+  /** The store's reset, bounded and counted by the breaker like a decision. */
+  async function resetStore(keys: readonly string[]): Promise<void> {
+    if (breaker !== undefined && !breaker.admit()) throw open();
+    try {
+      await withTimeout(store.reset(keys), timeoutMs);
+    } catch (cause) {
+      if (isCallerError(cause)) {
+        breaker?.release();
+        throw cause;
+      }
+      const error = storeError(cause);
+      breaker?.failure(error);
+      throw error;
+    }
+    breaker?.success();
+  }
+
   async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
     const cached = cache.lookup(id, cost, clock());
     if (cached !== undefined) return toDecision(list, cached, 'blocked-cache');
@@ -235,22 +261,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const id = idOf(identity);
       const keys = keysOf(id);
       blocked?.invalidate(id);
+      // The store hears of the reset in the caller's tick, as it hears of `limit` calls: it
+      // orders the reset after the calls made before it and before those made after it.
+      const remote = resetStore(keys);
+      // Decisions made by a fallback store during an outage are forgotten too.
+      const local = typeof onStoreError === 'object' ? onStoreError.reset(keys) : undefined;
       try {
-        // Decisions made by a fallback store during an outage are forgotten too.
-        if (typeof onStoreError === 'object') await onStoreError.reset(keys);
-        if (breaker !== undefined && !breaker.admit()) throw open();
-        try {
-          await withTimeout(store.reset(keys), timeoutMs);
-        } catch (cause) {
-          if (isCallerError(cause)) {
-            breaker?.release();
-            throw cause;
-          }
-          const error = storeError(cause);
-          breaker?.failure(error);
-          throw error;
-        }
-        breaker?.success();
+        const [r, l] = await Promise.allSettled([remote, local]);
+        if (r.status === 'rejected') throw r.reason;
+        if (l.status === 'rejected') throw l.reason;
       } finally {
         // A denial that was in flight during the reset may predate it: it must not be cached.
         blocked?.invalidate(id);

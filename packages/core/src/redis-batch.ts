@@ -131,11 +131,6 @@ export class Batcher {
     });
   }
 
-  /** Sends what is pending now: a reset must reach Redis after the calls made before it. */
-  flush(): void {
-    if (this.#scheduled) this.#flush();
-  }
-
   readonly #flush = (): void => {
     this.#scheduled = false;
     for (const [script, group] of this.#groups) this.#dispatch(script, group);

@@ -1,79 +1,12 @@
 import { ClockOffset } from './clock-offset.js';
 import { FloodgateError, isFloodgateError } from './errors.js';
+import { KeyOrder } from './key-order.js';
 import { Batcher, checkBatch } from './redis-batch.js';
+import { checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './redis-options.js';
 import { decodeScriptReply, encodeScriptArgs, type LimitScript, scriptFor } from './script.js';
 import type { PolicyResult, Store, StoreCall } from './store.js';
 
-/**
- * Options every Redis-backed store takes.
- * @example
- * Options for a store on the caller's clock that fails fast while disconnected.
- * ```ts
- * import type { RedisStoreOptions } from '@floodgate/core';
- * import { IoRedisStore } from '@floodgate/ioredis';
- * import { Redis } from 'ioredis';
- *
- * const options: RedisStoreOptions = { clock: 'client', now: Date.now, rejectIfNotReady: true };
- * const store = new IoRedisStore(new Redis(), options);
- * ```
- */
-export interface RedisStoreOptions {
-  /**
-   * Whose clock decides. `'server'`: the script reads Redis `TIME`, so app servers whose clocks
-   * disagree still share one timeline. `'client'`: the script uses `now()` from this process;
-   * for deterministic tests and for Redis-compatible servers without `TIME` in scripts.
-   * @default 'server'
-   */
-  clock?: 'server' | 'client';
-  /**
-   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store.
-   * @default Date.now
-   */
-  now?: () => number;
-  /**
-   * Fail a decision at once (the limiter then applies `onStoreError`) while the client is not
-   * connected, instead of letting the client queue the command until it reconnects or gives up.
-   * Useful without a limiter `timeoutMs`.
-   * @default false
-   */
-  rejectIfNotReady?: boolean;
-  /**
-   * Strict mode: an admission counts only once `count` replicas hold it. The script and a
-   * `WAIT count timeoutMs` go to the master in one pipelined round trip, on one connection; if
-   * fewer replicas confirm within `timeoutMs`, the call fails with `STORE_UNAVAILABLE` and the
-   * limiter's `onStoreError` decides (`'deny'` for zero over-admission across a failover). The
-   * charge the master already applied stays there: strict mode may over-count, never over-admit.
-   * Costs the replication lag on every admission (see docs/cluster.md). Denials and `peek` do
-   * not wait.
-   * @default undefined (off: a failover can lose the last acknowledged writes)
-   */
-  replicas?: { count: number; timeoutMs: number };
-  /**
-   * Batching: the decisions that reach the store in one tick go to Redis as one script run (one
-   * `EVALSHA`), each caller answered from its part of the reply with the decision it would have
-   * had alone. A lone call runs the plain script. `maxCalls` caps a batch. Not used in strict
-   * mode (`replicas`) nor on a cluster client (the keys of one script must share a slot, and
-   * concurrent identities rarely do); see docs/stores.md for what it buys.
-   * @default true ({ maxCalls: 64 }): it costs one deferral at one call in flight and saves CPU on
-   * both sides from a few in flight on (docs/stores.md#batching)
-   */
-  batch?: boolean | { maxCalls?: number };
-}
-
-const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
-
-function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
-  if (value === undefined) return undefined;
-  const r = value as { count?: unknown; timeoutMs?: unknown } | null;
-  const positive = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
-  if (typeof r !== 'object' || r === null || !positive(r.count) || !positive(r.timeoutMs)) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'replicas must be { count, timeoutMs }, both positive integers',
-    );
-  }
-  return { count: r.count as number, timeoutMs: r.timeoutMs as number };
-}
+export type { RedisStoreOptions };
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -115,6 +48,9 @@ export abstract class RedisScriptStore implements Store {
   readonly #maxBatch: number;
   // Decided on the first call: the adapter says whether it can batch once it is constructed.
   #batcher: Batcher | null | undefined;
+  readonly #order = new KeyOrder();
+  /** The `TIME` in flight while the offset to Redis's clock is not known yet. */
+  #probe: Promise<void> | undefined;
 
   protected constructor(label: string, options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -193,7 +129,15 @@ export abstract class RedisScriptStore implements Store {
     });
   }
 
-  async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    const keys = call.keys;
+    return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
+  }
+
+  async #evaluate(
+    call: StoreCall,
+    barrier: Promise<unknown> | undefined,
+  ): Promise<readonly PolicyResult[]> {
     let now: number | undefined;
     if (this.now !== undefined) {
       now = this.now();
@@ -204,9 +148,12 @@ export abstract class RedisScriptStore implements Store {
     if (this.#rejectIfNotReady && !this.isReady()) {
       throw new FloodgateError('STORE_UNAVAILABLE', `Redis (${this.#label}) is not ready`);
     }
+    if (barrier !== undefined) await barrier;
     let deadline: number | undefined;
     if (call.deadline !== undefined && call.mode === 'limit') {
-      if (!this.#offset.known) await this.#probeTime(call.keys[0]!);
+      // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
+      // one batch, instead of one TIME each and batches split by when each TIME came back.
+      if (!this.#offset.known) await this.#sharedProbe(call.keys[0]!);
       deadline = this.#offset.toRedis(call.deadline);
     }
     if (this.#batcher === undefined) {
@@ -283,6 +230,19 @@ export abstract class RedisScriptStore implements Store {
     return results;
   }
 
+  /** The `TIME` in flight, or a new one; forgotten once settled (a failed one is tried again). */
+  #sharedProbe(firstKey: string): Promise<void> {
+    if (this.#probe === undefined) {
+      const probe = this.#probeTime(firstKey);
+      this.#probe = probe;
+      const forget = () => {
+        if (this.#probe === probe) this.#probe = undefined;
+      };
+      probe.then(forget, forget);
+    }
+    return this.#probe;
+  }
+
   /** One `TIME`, before the first call with a deadline: a deadline needs Redis's clock. */
   async #probeTime(firstKey: string): Promise<void> {
     let reply: unknown;
@@ -298,15 +258,17 @@ export abstract class RedisScriptStore implements Store {
     this.#offset.sample(Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000), received);
   }
 
-  async reset(keys: readonly string[]): Promise<void> {
-    if (keys.length === 0) return;
-    // Calls made before this reset, still waiting for their tick, go first.
-    this.#batcher?.flush();
-    try {
-      // All keys of one identity share a hash tag: one DEL, one slot.
-      await this.send(keys[0]!, 'DEL', keys.slice());
-    } catch (error) {
-      throw this.#unavailable(error);
-    }
+  /** One `DEL`, after the calls on the keys made before it (see `KeyOrder`). */
+  reset(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
+    const argv = keys.slice();
+    return this.#order.reset(argv, async () => {
+      try {
+        // All keys of one identity share a hash tag: one DEL, one slot.
+        await this.send(argv[0]!, 'DEL', argv);
+      } catch (error) {
+        throw this.#unavailable(error);
+      }
+    });
   }
 }

@@ -1,3 +1,4 @@
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BreakerState } from '../src/breaker.js';
 import { FloodgateError, isFloodgateError } from '../src/errors.js';
@@ -171,16 +172,114 @@ describe('timeouts', () => {
     expect('deadline' in seen[1]!).toBe(false);
   });
 
-  it('without timeoutMs no deadline is sent', async () => {
-    const store = new MapStore(() => NOW, true);
-    const seen: StoreCall[] = [];
-    const original = store.evaluate.bind(store);
-    store.evaluate = (call) => {
-      seen.push(call);
-      return original(call);
+  it('a remote store gets a 250 ms deadline by default; timeoutMs: false and in-process stores none (issue 14.17)', async () => {
+    const deadlineOf = async (remote: boolean, timeoutMs?: number | false) => {
+      const store = new MapStore(() => NOW, remote);
+      const seen: StoreCall[] = [];
+      const original = store.evaluate.bind(store);
+      store.evaluate = (call) => {
+        seen.push(call);
+        return original(call);
+      };
+      const policy = fixedWindow({ limit: 5, window: '1m' });
+      const options = timeoutMs === undefined ? {} : { timeoutMs };
+      const limiter = createLimiter({ store, policy, ...options });
+      const before = performance.now();
+      await limiter.limit('u');
+      const after = performance.now();
+      const deadline = seen[0]!.deadline;
+      // The deadline is set between before and after: the timeout lies in [deadline - after, deadline - before].
+      return deadline === undefined ? undefined : [deadline - after, deadline - before];
     };
-    await createLimiter({ store, policy: fixedWindow({ limit: 5, window: '1m' }) }).limit('u');
-    expect(seen[0]!.deadline).toBeUndefined();
+    const [low, high] = (await deadlineOf(true))!;
+    expect(low).toBeLessThanOrEqual(250);
+    expect(high).toBeGreaterThanOrEqual(250);
+    expect((await deadlineOf(true, 40))![0]).toBeLessThanOrEqual(40);
+    expect((await deadlineOf(true, 40))![1]).toBeLessThan(250);
+    expect(await deadlineOf(true, false)).toBeUndefined();
+    expect(await deadlineOf(false)).toBeUndefined();
+  });
+
+  it('the default deadline answers a remote store that hangs from the fallback, and opens the breaker (issue 14.17)', async () => {
+    vi.useFakeTimers();
+    const hanging: Store = {
+      remote: true,
+      evaluate: () => new Promise(() => {}),
+      reset: () => new Promise(() => {}),
+      fallback: () => new MapStore(() => NOW),
+    };
+    const states: BreakerState[] = [];
+    const l = createLimiter({
+      store: hanging,
+      policy: fixedWindow({ limit: 2, window: '1m' }),
+      breaker: { onStateChange: (s) => states.push(s) },
+    });
+    const reasons: (string | undefined)[] = [];
+    const allowed: boolean[] = [];
+    try {
+      for (let i = 0; i < 6; i++) {
+        const pending = l.limit('u');
+        await vi.advanceTimersByTimeAsync(250);
+        const d = await pending;
+        reasons.push(d.reason);
+        allowed.push(d.allowed);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(reasons).toEqual([...Array(5).fill('store-timeout'), 'store-unavailable']);
+    expect(allowed).toEqual([true, true, false, false, false, false]);
+    expect(states).toEqual(['open']);
+  });
+
+  it('a reply that arrived in time is not beaten by a timer that fired late because the process was busy', async () => {
+    // A real socket: the server replies at once, then blocks the event loop past timeoutMs, so
+    // the timer is overdue when the reply is read (timers run before I/O in each loop turn).
+    const server = createServer((socket) =>
+      socket
+        .on('error', () => {})
+        .on('data', () => {
+          socket.write('r');
+          const end = performance.now() + 150;
+          while (performance.now() < end) {} // busy, as under GC or CPU-bound work
+        }),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const inner = new MapStore(() => NOW);
+    const store: Store = {
+      remote: true,
+      evaluate: (call) =>
+        new Promise((resolve, reject) => {
+          socket.once('data', () => inner.evaluate(call).then(resolve, reject));
+          socket.write('q');
+        }),
+      reset: () => Promise.resolve(),
+    };
+    try {
+      const l = createLimiter({
+        store,
+        policy: fixedWindow({ limit: 5, window: '1m' }),
+        timeoutMs: 50,
+        onStoreError: 'throw',
+      });
+      for (let i = 0; i < 3; i++) expect((await l.limit('u')).remaining).toBe(4 - i);
+    } finally {
+      socket.destroy();
+      server.close();
+    }
+  });
+
+  it('timeoutMs must be a positive integer or false', () => {
+    const store = new MapStore(() => NOW, true);
+    const policy = fixedWindow({ limit: 5, window: '1m' });
+    for (const timeoutMs of [0, -1, 1.5, true, '250', null]) {
+      expect(() => createLimiter({ store, policy, timeoutMs: timeoutMs as number })).toThrow(
+        /timeoutMs must be a positive integer or false/,
+      );
+    }
   });
 });
 

@@ -124,6 +124,15 @@ export class GlideStore extends RedisScriptStore {
     return super.evaluate(call);
   }
 
+  /**
+   * As `evaluate`: once a client given as a promise is there, so a reset stays behind the
+   * decisions made before it, which wait for the client too (and ahead of those made after it).
+   */
+  override async reset(keys: readonly string[]): Promise<void> {
+    if (this.#client === undefined && this.#waits) await this.#pending!.catch(() => {});
+    return super.reset(keys);
+  }
+
   get #cluster(): boolean {
     return typeof (this.#client as Partial<GlideClusterClient>)?.fcallWithRoute === 'function';
   }

@@ -85,6 +85,7 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
             policy: [...policy],
             prefix: `${prefix}-${i}`,
             onStoreError: 'throw',
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
             blockCache: false,
           }),
         );

@@ -95,6 +95,7 @@ export async function serveRedisClusterWorker<C>(
       ],
       prefix: m.prefix,
       onStoreError: 'throw',
+      timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
       blockCache: false,
     });
     const admitted = m.identities.map(() => 0);

@@ -83,6 +83,7 @@ export function redisClusterTests<C>(
             policy: policies,
             prefix: `c-${tag}`,
             onStoreError: 'throw',
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
             blockCache: false,
           });
           const identities = Array.from({ length: 30 }, (_, i) => `user-${i}`);
@@ -122,6 +123,7 @@ export function redisClusterTests<C>(
           policy: fixedWindow({ limit: 10, window: '1d' }),
           prefix: 'fo',
           onStoreError: 'throw',
+          timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
           blockCache: false,
         });
         const key = keysFor('fo', 'failover', limiter.policies)[0]!;

@@ -11,6 +11,7 @@ import {
 import { allKeysWithTtl, commandCalls, delta, keysFor, rng } from '../redis-inspect.js';
 import { startRedisServer } from '../redis-server.js';
 import { redisCommand } from '../resp.js';
+import { redisOutageTests } from './outage.js';
 import { openClient, sleep, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -37,7 +38,9 @@ export interface RedisFaultTestsOptions<C> {
 
 /**
  * A Redis store under faults: `SCRIPT FLUSH` amid a stream of decisions, a `redis-server`
- * restart, a server that is down (`rejectIfNotReady` and the in-process fallback), and after a
+ * restart, an outage under a limiter with default options (a server paused, killed, or down at
+ * start: decisions bounded by the default deadline, the breaker open within seconds, the
+ * fallback deciding), a server that is down (`rejectIfNotReady`), and after a
  * randomized run every key has a TTL no longer than its state.
  * @example
  * A store package's whole `test/faults.test.ts`:
@@ -72,6 +75,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
                 ],
                 prefix: `flush-${tag}${autoPipelining === true ? '-piped' : ''}-${batch}`,
                 onStoreError: 'throw', // an error must surface, not hide behind the fallback
+                timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
                 blockCache: false,
               });
               const before = await commandCalls(server().port);
@@ -129,6 +133,8 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
         }
       });
 
+      redisOutageTests(api, adapter, tag);
+
       if (adapter.tracksReadiness === false) return;
       it('decides with the in-process fallback while the server is down (rejectIfNotReady), Redis again after', async () => {
         const own = await startRedisServer();
@@ -137,6 +143,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
           const limiter = createLimiter({
             store: adapter.makeStore(client, { rejectIfNotReady: true }),
             policy: fixedWindow({ limit: 2, window: '1h' }),
+            timeoutMs: false, // what rejectIfNotReady does alone, without the limiter's timeout
             blockCache: false,
           });
           expect((await limiter.limit('k')).reason).toBeUndefined();

@@ -147,6 +147,7 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
             policy: slidingWindowLog({ limit: 37, window: '1h' }),
             prefix: `conc-${batch}-${tag}`,
             onStoreError: 'throw',
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
             blockCache: false,
           });
           const before = await commandCalls(server().port);
@@ -177,6 +178,66 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         expect((await limiter.limit('a')).remaining).toBe(0);
         // One failed EVALSHA, one EVAL that runs and caches the script, then EVALSHA again.
         expect(delta(before, await commandCalls(port))).toEqual({ evalsha: 2, eval: 1 });
+      });
+
+      it('a reset reaches Redis after the calls made before it: cold script cache, first TIME, client still connecting', async () => {
+        const port = server().port;
+        const scenarios = ['cold script cache', 'fresh store', 'client connecting'] as const;
+        for (const scenario of scenarios) {
+          for (const batch of [true, false]) {
+            const c = adapter.create(server().url);
+            const connecting = adapter.connect(c);
+            if (scenario !== 'client connecting') await connecting;
+            try {
+              const store = adapter.makeStore(c, { batch });
+              const limiter = createLimiter({
+                store,
+                policy: fixedWindow({ limit: 10, window: '1h' }),
+                prefix: `order-${tag}-${scenario.replace(/ /g, '-')}-${batch}`,
+                timeoutMs: 10_000, // generous: only its first TIME is under test
+              });
+              if (scenario === 'cold script cache') {
+                await limiter.limit('warm'); // the store knows Redis's clock: only NOSCRIPT is left
+                await redisCommand(port, ['SCRIPT', 'FLUSH']);
+              }
+              const calls = [limiter.limit('k'), limiter.limit('k'), limiter.limit('k')];
+              const reset = limiter.reset('k');
+              const later = limiter.limit('k'); // made after the reset: charged after it
+              await connecting;
+              const ds = [...(await Promise.all(calls)), await later, await limiter.limit('k')];
+              await reset;
+              // Redis decided each (no fallback), and the reset fell between the first 3 and the rest.
+              expect(
+                ds.map((d) => [d.reason, d.remaining]),
+                `${scenario}, batch ${batch}`,
+              ).toEqual([
+                [undefined, 9],
+                [undefined, 8],
+                [undefined, 7],
+                [undefined, 9],
+                [undefined, 8],
+              ]);
+            } finally {
+              await adapter.disconnect(c);
+            }
+          }
+        }
+      });
+
+      it('the first calls of a store with a deadline share one TIME, and one batch', async () => {
+        const limiter = createLimiter({
+          store: adapter.makeStore(client),
+          policy: fixedWindow({ limit: 100, window: '1h' }),
+          prefix: `time-${tag}`,
+          onStoreError: 'throw',
+          timeoutMs: 10_000,
+        });
+        const before = await commandCalls(server().port);
+        await Promise.all(Array.from({ length: 20 }, (_, i) => limiter.limit(`u${i}`)));
+        const after = await commandCalls(server().port);
+        // One TIME sent by the store, one read by the batch script (not one per call).
+        expect((after.time ?? 0) - (before.time ?? 0)).toBe(2);
+        expect(delta(before, after).evalsha).toBe(1);
       });
 
       it('turns a closed client into STORE_UNAVAILABLE, and the limiter into its fallback', async () => {

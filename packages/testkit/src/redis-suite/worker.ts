@@ -82,7 +82,8 @@ export async function serveRedisWorker<C>(
   const store = adapter.makeStore(client);
   // onStoreError 'throw': a failing store must show up as an error, never as a fallback decision.
   const make = (policy: Policy, prefix: string): Limiter =>
-    createLimiter({ store, policy, prefix, onStoreError: 'throw' });
+    // A generous timeout: exact counts are under test, not timeouts, on a loaded machine.
+    createLimiter({ store, policy, prefix, onStoreError: 'throw', timeoutMs: 10_000 });
   const limiters: Record<string, Limiter> = {
     tokenBucket: make(tokenBucket({ limit: 100, interval: '1m' }), 'incident-tb'),
     fixedWindow: make(fixedWindow({ limit: 100, window: '1m' }), 'incident-fw'),

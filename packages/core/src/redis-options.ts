@@ -1,0 +1,72 @@
+import { FloodgateError } from './errors.js';
+
+/**
+ * Options every Redis-backed store takes.
+ * @example
+ * Options for a store on the caller's clock that fails fast while disconnected.
+ * ```ts
+ * import type { RedisStoreOptions } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const options: RedisStoreOptions = { clock: 'client', now: Date.now, rejectIfNotReady: true };
+ * const store = new IoRedisStore(new Redis(), options);
+ * ```
+ */
+export interface RedisStoreOptions {
+  /**
+   * Whose clock decides. `'server'`: the script reads Redis `TIME`, so app servers whose clocks
+   * disagree still share one timeline. `'client'`: the script uses `now()` from this process;
+   * for deterministic tests and for Redis-compatible servers without `TIME` in scripts.
+   * @default 'server'
+   */
+  clock?: 'server' | 'client';
+  /**
+   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store.
+   * @default Date.now
+   */
+  now?: () => number;
+  /**
+   * Fail a decision at once (the limiter then applies `onStoreError`) while the client is not
+   * connected, instead of letting the client queue the command until it reconnects or gives up
+   * (the limiter's `timeoutMs`, 250 ms by default for Redis stores, bounds that wait otherwise).
+   * @default false
+   */
+  rejectIfNotReady?: boolean;
+  /**
+   * Strict mode: an admission counts only once `count` replicas hold it. The script and a
+   * `WAIT count timeoutMs` go to the master in one pipelined round trip, on one connection; if
+   * fewer replicas confirm within `timeoutMs`, the call fails with `STORE_UNAVAILABLE` and the
+   * limiter's `onStoreError` decides (`'deny'` for zero over-admission across a failover). The
+   * charge the master already applied stays there: strict mode may over-count, never over-admit.
+   * Costs the replication lag on every admission (see docs/cluster.md). Denials and `peek` do
+   * not wait.
+   * @default undefined (off: a failover can lose the last acknowledged writes)
+   */
+  replicas?: { count: number; timeoutMs: number };
+  /**
+   * Batching: the decisions that reach the store in one tick go to Redis as one script run (one
+   * `EVALSHA`), each caller answered from its part of the reply with the decision it would have
+   * had alone. A lone call runs the plain script. `maxCalls` caps a batch. Not used in strict
+   * mode (`replicas`) nor on a cluster client (the keys of one script must share a slot, and
+   * concurrent identities rarely do); see docs/stores.md for what it buys.
+   * @default true ({ maxCalls: 64 }): it costs one deferral at one call in flight and saves CPU on
+   * both sides from a few in flight on (docs/stores.md#batching)
+   */
+  batch?: boolean | { maxCalls?: number };
+}
+
+export const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
+
+export function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
+  if (value === undefined) return undefined;
+  const r = value as { count?: unknown; timeoutMs?: unknown } | null;
+  const positive = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x > 0;
+  if (typeof r !== 'object' || r === null || !positive(r.count) || !positive(r.timeoutMs)) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'replicas must be { count, timeoutMs }, both positive integers',
+    );
+  }
+  return { count: r.count as number, timeoutMs: r.timeoutMs as number };
+}
