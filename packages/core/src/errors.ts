@@ -41,12 +41,16 @@ const BRAND = Symbol.for('floodgate.error');
  */
 export class FloodgateError extends Error {
   readonly code: FloodgateErrorCode;
-  readonly [BRAND] = true;
 
   constructor(code: FloodgateErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'FloodgateError';
     this.code = code;
+    // Set here, not declared as a field: a `unique symbol` member in the declarations makes the
+    // class nominal per declaration file, so the ESM and CJS typings of one version (both loaded
+    // in a project with .mts and .cts files) stop being the same type (TS2717 on any interface
+    // that a package augments with a type reaching this class).
+    Object.defineProperty(this, BRAND, { value: true });
   }
 }
 
