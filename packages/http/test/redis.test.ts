@@ -45,6 +45,7 @@ describe('two app servers on one redis-server share one limit', () => {
         store: new IoRedisStore(open()),
         policy: fixedWindow({ name: 'shared', limit: 3, window: '1m' }),
         prefix: `http-shared-${process.pid}`,
+        timeoutMs: 10_000, // exact counts, not the deadline, are under test
       });
     const a = await nodeHarness.start({ limiter: limiter() });
     const b = await nodeHarness.start({ limiter: limiter() });
