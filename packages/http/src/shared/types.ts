@@ -274,8 +274,11 @@ export interface RateLimitOptions<Raw = unknown> {
   prefix?: string;
   /** Passed to limiters built from `policy`; see `createLimiter`. @default the store's fallback */
   onStoreError?: 'throw' | 'allow' | 'deny' | Store;
-  /** Passed to limiters built from `policy`. @default the store's (see `createLimiter`) */
-  timeoutMs?: number;
+  /**
+   * Passed to limiters built from `policy`: `false` waits for the store however long it takes.
+   * @default 250 for a remote store, none for `MemoryStore` (see `createLimiter`)
+   */
+  timeoutMs?: number | false;
   /** Passed to limiters built from `policy`; see `createLimiter`. @default on for remote stores */
   breaker?: boolean | BreakerOptions;
   /** Passed to limiters built from `policy`; see `createLimiter`. @default on for remote stores */

@@ -139,6 +139,28 @@ export function failureTests(ctx: SuiteContext): void {
       expect(calls).toBe(2);
     });
 
+    test('timeoutMs: false passes through: a slow remote store is waited for', async () => {
+      const memory = new MemoryStore({ now: () => T0 });
+      // Remote, so the limiter would give it the 250 ms default deadline; it answers in 400 ms.
+      const slow: Store = {
+        remote: true,
+        evaluate: async (call) => {
+          await new Promise((r) => setTimeout(r, 400));
+          return memory.evaluate(call);
+        },
+        reset: (keys) => memory.reset(keys),
+      };
+      const waited = await ctx.start({
+        policy: one(),
+        store: slow,
+        onStoreError: 'deny',
+        timeoutMs: false,
+      });
+      expect((await send(waited.url)).status).toBe(200);
+      const cut = await ctx.start({ policy: one(), store: slow, onStoreError: 'deny' });
+      expect((await send(cut.url)).status).toBe(429);
+    });
+
     test('a key function that throws is a limiter error too', async () => {
       const app = await ctx.start({
         limiter: ctx.limiter(one()),
