@@ -5,26 +5,28 @@ export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './err
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
 export { createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export { LUA_SOURCES } from './lua.generated.js';
+export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { newVerdict, type Verdict } from './policies/common.js';
-export { evaluatePolicy, type PolicyOutcome, type PolicyState } from './policies/evaluate.js';
+export { evaluatePolicy } from './policies/compose.js';
 export {
   type FixedWindowOptions,
   fixedWindow,
-  type LeakyBucketOptions,
-  leakyBucket,
-  MAX_LOG_LIMIT,
-  type SlidingWindowLogOptions,
+  fixedWindowKernel,
+} from './policies/fixed_window.js';
+export { POLICY_KINDS } from './policies/kinds.js';
+export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';
+export {
   type SlidingWindowOptions,
   slidingWindow,
+  slidingWindowKernel,
+} from './policies/sliding_window.js';
+export {
+  MAX_LOG_LIMIT,
+  type SlidingWindowLogOptions,
   slidingWindowLog,
-  type TokenBucketOptions,
-  tokenBucket,
-} from './policies/factories.js';
-export { fixedWindowKernel } from './policies/fixed_window.js';
-export { POLICY_KINDS } from './policies/kinds.js';
-export { slidingWindowKernel } from './policies/sliding_window.js';
-export { slidingWindowLogKernel } from './policies/sliding_window_log.js';
-export { bucketKernel } from './policies/token_bucket.js';
+  slidingWindowLogKernel,
+} from './policies/sliding_window_log.js';
+export { bucketKernel, type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';
 export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
 export {
   assembleScript,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toDecision } from '../src/decision.js';
-import { fixedWindow, leakyBucket, tokenBucket } from '../src/policies/factories.js';
+import { fixedWindow, leakyBucket, tokenBucket } from '../src/index.js';
 import type { PolicyResult } from '../src/store.js';
 
 const fw = fixedWindow({ limit: 100, window: '1m', name: 'minute' });

@@ -7,7 +7,7 @@ import {
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
-} from '../src/policies/factories.js';
+} from '../src/index.js';
 
 function thrown(fn: () => unknown): { code?: string; message?: string } {
   try {

@@ -5,14 +5,14 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sha1Hex, sha256Base64url, utf8Length } from '../src/hash.js';
-import { encodeIdentity } from '../src/keys.js';
 import {
   fixedWindow,
   leakyBucket,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
-} from '../src/policies/factories.js';
+} from '../src/index.js';
+import { encodeIdentity } from '../src/keys.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
 import { compileScript } from '../src/script.js';
 

@@ -2,15 +2,16 @@
 // provably admit, checked on the reference algorithm (the one every store must match).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { floorDiv } from '../src/math.js';
-import { evaluatePolicy, type PolicyState } from '../src/policies/evaluate.js';
 import {
   fixedWindow,
   leakyBucket,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
-} from '../src/policies/factories.js';
+} from '../src/index.js';
+import type { PolicyState } from '../src/policies/common.js';
+import { floorDiv } from '../src/policies/common.js';
+import { evaluatePolicy } from '../src/policies/compose.js';
 import type { Policy } from '../src/types.js';
 import { type Arrival, arrivalsArb, type Outcome, simulate } from './simulate.js';
 

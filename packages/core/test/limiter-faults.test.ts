@@ -2,8 +2,8 @@ import { type AddressInfo, connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BreakerState } from '../src/breaker.js';
 import { FloodgateError, isFloodgateError } from '../src/errors.js';
+import { fixedWindow, tokenBucket } from '../src/index.js';
 import { createLimiter } from '../src/limiter.js';
-import { fixedWindow, tokenBucket } from '../src/policies/factories.js';
 import type { PolicyResult, Store, StoreCall } from '../src/store.js';
 import { MapStore } from './map-store.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FloodgateError, isFloodgateError } from '../src/errors.js';
+import { fixedWindow, tokenBucket } from '../src/index.js';
 import { createLimiter } from '../src/limiter.js';
-import { fixedWindow, tokenBucket } from '../src/policies/factories.js';
 import type { Store } from '../src/store.js';
 import { MapStore } from './map-store.js';
 

@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { isFloodgateError } from '../src/errors.js';
-import { LUA_SOURCES } from '../src/lua.generated.js';
 import {
   fixedWindow,
   leakyBucket,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
-} from '../src/policies/factories.js';
+} from '../src/index.js';
+import { LUA_SOURCES } from '../src/lua.generated.js';
 import type { PolicyKind } from '../src/policies/kinds.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
 import { batchScriptFor } from '../src/redis-batch.js';

@@ -1,4 +1,4 @@
-import type { PolicyState } from '../src/policies/evaluate.js';
+import type { PolicyState } from '../src/policies/common.js';
 import { evaluateAll, type PolicyResult, type Store, type StoreCall } from '../src/store.js';
 
 /** The smallest correct store: a Map and evaluateAll (no expiry; fine for these tests). */

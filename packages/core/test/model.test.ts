@@ -11,7 +11,7 @@ import {
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
-} from '../src/policies/factories.js';
+} from '../src/index.js';
 import type { Policy } from '../src/types.js';
 import { arrivalsArb, simulate } from './simulate.js';
 

@@ -1,6 +1,6 @@
 // Shared by the property tests: runs the reference on a plain Map, as MemoryStore does.
 import fc from 'fast-check';
-import type { PolicyState } from '../src/policies/evaluate.js';
+import type { PolicyState } from '../src/policies/common.js';
 import type { PolicyResult } from '../src/store.js';
 import { evaluateAll } from '../src/store.js';
 import type { Policy } from '../src/types.js';

@@ -2,8 +2,8 @@
 // one. These pin down what that must not change: a store that calls back into the limiter, a
 // fallback store that keeps its call, and `keys` after a refill.
 import { describe, expect, it } from 'vitest';
+import { fixedWindow } from '../src/index.js';
 import { createLimiter } from '../src/limiter.js';
-import { fixedWindow } from '../src/policies/factories.js';
 import type { PolicyResult, Store, StoreCall } from '../src/store.js';
 import { MapStore } from './map-store.js';
 

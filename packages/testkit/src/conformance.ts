@@ -63,8 +63,6 @@ export interface TestApi {
   describe(name: string, fn: () => void): void;
   it(name: string, fn: () => Promise<void>, timeout?: number): void;
   expect(actual: unknown, message?: string): Expectation;
-  /** Accepted for symmetry with keyv's suite; every test builds its own store, so unused. */
-  beforeEach?(fn: () => Awaitable<void>): void;
   /** Needed when `teardown` is given. */
   afterAll?(fn: () => Awaitable<void>): void;
 }

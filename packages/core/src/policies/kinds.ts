@@ -39,12 +39,3 @@ export const KIND_TAGS: Readonly<Record<PolicyKind, string>> = {
   tokenBucket: 'tb',
   leakyBucket: 'lb',
 };
-
-/** The file stem of a kind's pair of sources: `fixed_window` → fixed_window.ts / .lua. */
-export const KIND_FILES: Readonly<Record<PolicyKind, string>> = {
-  fixedWindow: 'fixed_window',
-  slidingWindow: 'sliding_window',
-  slidingWindowLog: 'sliding_window_log',
-  tokenBucket: 'token_bucket',
-  leakyBucket: 'leaky_bucket',
-};
