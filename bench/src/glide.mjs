@@ -5,7 +5,6 @@
 // bench/results-glide.json, bench/doc/glide.md and its section of docs/benchmarks.md.
 // Run: pnpm --filter @floodgate/bench bench:glide   (BENCH_SERVER=/path/to/valkey-server)
 import { spawnSync } from 'node:child_process';
-import { arch, cpus, loadavg, platform } from 'node:os';
 import { encodeScriptArgs, fixedWindow, scriptForKinds } from '@floodgate/core';
 import { commandCalls, delta, startRedisServer } from '@floodgate/testkit';
 import { GlideClient, Logger, Script } from '@valkey/valkey-glide';
@@ -22,7 +21,7 @@ import {
 } from './measure.mjs';
 import { commandStats } from './redis.mjs';
 import { writeGlideReport } from './report.mjs';
-import { version } from './versions.mjs';
+import { machine, version } from './versions.mjs';
 
 Logger.setLoggerConfig('off');
 const int = (name, fallback) => Number(String(process.env[name] ?? fallback).replaceAll('_', ''));
@@ -154,12 +153,7 @@ async function recovery(name, flush, decide) {
 
 const fmt = (n) => n.toLocaleString('en-US');
 const meta = {
-  date: new Date().toISOString(),
-  node: process.version,
-  platform: `${platform()} ${arch()}`,
-  cpus: cpus().length,
-  cpuModel: cpus()[0]?.model.trim() ?? '?',
-  loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+  ...machine(),
   server: serverName,
   versions: Object.fromEntries(
     ['@valkey/valkey-glide', 'rate-limiter-flexible'].map((n) => [n, version(n)]),

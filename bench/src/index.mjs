@@ -2,7 +2,6 @@
 // Run: pnpm --filter @floodgate/bench bench   (see docs/benchmarks.md)
 // The report goes to stdout as Markdown (and, unless BENCH_WRITE=, to docs/benchmarks.md with
 // bench/results.json and docs/benchmarks.svg); progress goes to stderr.
-import { arch, cpus, loadavg, platform } from 'node:os';
 import { benchAccuracy } from './accuracy.mjs';
 import { benchBlocked } from './blocked.mjs';
 import { benchCeiling } from './ceiling.mjs';
@@ -13,7 +12,7 @@ import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
 import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
 import { targets, toJson, writeReport } from './report.mjs';
-import { version } from './versions.mjs';
+import { machine, version } from './versions.mjs';
 
 const log = (line) => process.stderr.write(`${line}\n`);
 const fmt = (n) => n.toLocaleString('en-US');
@@ -57,12 +56,7 @@ const perDecision = (m) =>
     .join(', ');
 
 const meta = {
-  date: new Date().toISOString(),
-  node: process.version,
-  platform: `${platform()} ${arch()}`,
-  cpus: cpus().length,
-  cpuModel: cpus()[0]?.model.trim() ?? '?',
-  loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+  ...machine(),
   versions: Object.fromEntries(['ioredis', RLF, ERL, ERL_REDIS].map((n) => [n, version(n)])),
   repeats: config.repeats,
   note: 'Shared machine: other engineers ran tests during the run. Ratios come from interleaved runs in one process.',

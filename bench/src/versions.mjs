@@ -1,6 +1,7 @@
-// The installed version of a package, for the report's header.
+// What a report's header says of the run: the machine, and the installed version of a package.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { arch, cpus, loadavg, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -17,4 +18,16 @@ export function version(name) {
     if (up === dir) return '?';
     dir = up;
   }
+}
+
+/** The machine a run was measured on, as every section's header records it. */
+export function machine() {
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${platform()} ${arch()}`,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? '?',
+    loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+  };
 }
