@@ -130,8 +130,8 @@ export interface Decision {
    * allowed or denied. On a tie the first of them in `policies` order sets the quota (`limit`);
    * among the tied policies with that same `limit`, the one whose units come back last binds
    * (its `resetAfterMs`, or when denied the longer of that and its `retryAfterMs`), the first of
-   * them on a further tie. So `limit`, `remaining` and the draft-6/7 `reset` header describe one
-   * quota, the one that runs out first and comes back last.
+   * them on a further tie. So `limit`, `remaining` and the one reset that draft-6/7 headers send
+   * all describe this one policy.
    *
    * It is one of `policies`, the same object. `mergeDecisions` picks its binding by the same
    * rule over every policy of the decisions it merges.
