@@ -18,8 +18,17 @@ export function denied(name: string, retryAfterMs: number, remaining = 0): Polic
   };
 }
 
+const backMs = (p: PolicyDecision): number =>
+  p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
+
+/** A denied decision over `policies`, its binding chosen by the rule on `Decision.binding`. */
 export function decision(policies: PolicyDecision[]): Decision {
-  const binding = [...policies].sort((a, b) => a.remaining - b.remaining)[0] as PolicyDecision;
+  const binding = policies.reduce((b, p) =>
+    p.remaining < b.remaining ||
+    (p.remaining === b.remaining && p.limit === b.limit && backMs(p) > backMs(b))
+      ? p
+      : b,
+  );
   return {
     allowed: false,
     limit: binding.limit,
@@ -28,6 +37,7 @@ export function decision(policies: PolicyDecision[]): Decision {
     retryAfterMs: Math.max(...policies.map((p) => p.retryAfterMs)),
     delayMs: 0,
     policies,
+    binding,
   };
 }
 

@@ -1,3 +1,4 @@
+import { bindsInstead } from './binding.js';
 import type { PolicyResult } from './store.js';
 import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
 
@@ -19,6 +20,7 @@ function part(p: Policy, r: PolicyResult): PolicyDecision {
 // push onto `[]` allocates a 16-slot backing store, more garbage than the decision itself).
 function single(p: Policy, r: PolicyResult): Decision {
   const allowed = Boolean(r.allowed);
+  const only = part(p, r);
   return {
     allowed,
     limit: p.limit,
@@ -26,12 +28,14 @@ function single(p: Policy, r: PolicyResult): Decision {
     resetAfterMs: Math.max(0, r.resetAfterMs),
     retryAfterMs: allowed ? 0 : Math.max(0, r.retryAfterMs),
     delayMs: allowed ? Math.max(0, r.delayMs) : 0,
-    policies: [part(p, r)],
+    policies: [only],
+    binding: only,
   };
 }
 
 /**
- * Combines per-policy results into the decision a caller sees.
+ * Combines per-policy results into the decision a caller sees, and names its binding policy
+ * (the rule is on `Decision.binding`).
  * @example
  * What a limiter does with a store's answer (useful when calling a store directly, as tests do).
  * ```ts
@@ -58,27 +62,32 @@ function several(
   n: number,
 ): Decision {
   let allowed = true;
-  let binding = 0;
   let resetAfterMs = 0;
   let retryAfterMs = 0;
   let delayMs = 0;
   const parts = new Array<PolicyDecision>(n);
+  let binding = part(policies[0]!, results[0]!);
+  parts[0] = binding;
   for (let i = 0; i < n; i++) {
     const r = results[i]!;
     if (!r.allowed) allowed = false;
-    if (r.remaining < results[binding]!.remaining) binding = i;
     resetAfterMs = Math.max(resetAfterMs, r.resetAfterMs);
     retryAfterMs = Math.max(retryAfterMs, r.retryAfterMs);
     delayMs = Math.max(delayMs, r.delayMs);
-    parts[i] = part(policies[i]!, r);
+    if (i > 0) {
+      const p = part(policies[i]!, r);
+      parts[i] = p;
+      if (bindsInstead(p, binding)) binding = p;
+    }
   }
   return {
     allowed,
-    limit: policies[binding]!.limit,
-    remaining: results[binding]!.remaining,
+    limit: binding.limit,
+    remaining: binding.remaining,
     resetAfterMs,
     retryAfterMs: allowed ? 0 : retryAfterMs,
     delayMs: allowed ? delayMs : 0,
     policies: parts,
+    binding,
   };
 }

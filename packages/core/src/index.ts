@@ -5,6 +5,7 @@ export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './err
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
 export { createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
 export { LUA_SOURCES } from './lua.generated.js';
+export { mergeDecisions } from './merge.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { newVerdict, type Verdict } from './policies/common.js';
 export { evaluatePolicy } from './policies/compose.js';

@@ -94,12 +94,28 @@ export type DecisionReason = 'store-unavailable' | 'store-timeout' | 'blocked-ca
  *   return `denied, retry in ${Math.ceil(d.retryAfterMs / 1000)} s`;
  * }
  * ```
+ * @example
+ * Logging which policy a request ran into: `binding` names it.
+ * ```ts
+ * import { createLimiter, fixedWindow, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = createLimiter({
+ *   store: new MemoryStore(),
+ *   policy: [
+ *     tokenBucket({ limit: 10, interval: '1s', name: 'burst' }),
+ *     fixedWindow({ limit: 1000, window: '1d', name: 'daily' }),
+ *   ],
+ * });
+ * const d = await limiter.limit('key_123');
+ * console.log(`${d.binding.name}: ${d.remaining} of ${d.limit} left`); // burst: 9 of 10 left
+ * ```
  */
 export interface Decision {
   readonly allowed: boolean;
-  /** The limit of the binding policy (the one with the fewest remaining units). */
+  /** The limit of the {@link Decision.binding | binding} policy. */
   readonly limit: number;
-  /** Fewest remaining units across policies. */
+  /** The units the {@link Decision.binding | binding} policy has left: the fewest across policies. */
   readonly remaining: number;
   /** Largest time until a policy is back to its empty state. */
   readonly resetAfterMs: number;
@@ -107,6 +123,19 @@ export interface Decision {
   readonly retryAfterMs: number;
   /** leakyBucket shaping: how long to wait before proceeding (0 for other policies). */
   readonly delayMs: number;
+  /** Every policy's part, in the order the limiter was given its policies. */
   readonly policies: readonly PolicyDecision[];
+  /**
+   * The policy that binds: the one with the fewest `remaining` units, whether the request was
+   * allowed or denied. On a tie the first of them in `policies` order sets the quota (`limit`);
+   * among the tied policies with that same `limit`, the one whose units come back last binds
+   * (its `resetAfterMs`, or when denied the longer of that and its `retryAfterMs`), the first of
+   * them on a further tie. So `limit`, `remaining` and the one reset that draft-6/7 headers send
+   * all describe this one policy.
+   *
+   * It is one of `policies`, the same object. `mergeDecisions` picks its binding by the same
+   * rule over every policy of the decisions it merges.
+   */
+  readonly binding: PolicyDecision;
   readonly reason?: DecisionReason;
 }

@@ -39,6 +39,7 @@ describe('toDecision', () => {
           delayMs: 0,
         },
       ],
+      binding: expect.objectContaining({ name: 'minute', remaining: 42 }),
     });
     expect('reason' in d).toBe(false);
   });

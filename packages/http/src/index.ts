@@ -31,7 +31,6 @@ export { parseJitter } from './shared/options.js';
 export {
   decisionHeaders,
   type HeaderSettings,
-  mergeDecisions,
   mergeExposeHeaders,
   retryAfterSeconds,
   tooManyRequestsProblem,

@@ -1,11 +1,6 @@
-import { type Decision, fixedWindow } from '@floodgate/core';
+import { type Decision, fixedWindow, mergeDecisions } from '@floodgate/core';
 import { describe, expect, test } from 'vitest';
-import {
-  mergeDecisions,
-  mergeExposeHeaders,
-  parseJitter,
-  retryAfterSeconds,
-} from '../src/index.js';
+import { mergeExposeHeaders, parseJitter, retryAfterSeconds } from '../src/index.js';
 
 describe('retryAfterSeconds', () => {
   test('1 000 denials over a 0–5 s range: never early, at least five distinct seconds', () => {
@@ -78,6 +73,17 @@ describe('mergeDecisions', () => {
     retryAfterMs: number,
   ): Decision => {
     const p = fixedWindow({ name, limit: 10, window: '1m' });
+    const only = {
+      name,
+      kind: p.kind,
+      allowed,
+      limit: 10,
+      windowMs: 60_000,
+      remaining,
+      resetAfterMs: 60_000,
+      retryAfterMs,
+      delayMs: 0,
+    };
     return {
       allowed,
       limit: 10,
@@ -85,19 +91,8 @@ describe('mergeDecisions', () => {
       resetAfterMs: 60_000,
       retryAfterMs,
       delayMs: 0,
-      policies: [
-        {
-          name,
-          kind: p.kind,
-          allowed,
-          limit: 10,
-          windowMs: 60_000,
-          remaining,
-          resetAfterMs: 60_000,
-          retryAfterMs,
-          delayMs: 0,
-        },
-      ],
+      policies: [only],
+      binding: only,
     };
   };
   test('denied if any denied; the binding policy has the fewest left; the longest wait', () => {

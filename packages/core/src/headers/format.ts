@@ -1,5 +1,6 @@
 import type { Item } from 'structured-headers';
 import { serializeDictionary, serializeItem, serializeList } from 'structured-headers';
+import { quotaBackMs } from '../binding.js';
 import { FloodgateError } from '../errors.js';
 import type { Decision, PolicyDecision } from '../types.js';
 import { msToSeconds, toCount } from './numbers.js';
@@ -42,12 +43,18 @@ export type RateLimitStandard = 'draft-6' | 'draft-7' | 'draft-8';
  * ```
  */
 export interface FormatRateLimitHeadersOptions {
-  /** Default `'draft-8'`. */
-  readonly standard?: RateLimitStandard;
+  /**
+   * Default `'draft-8'`. `false` sends no `RateLimit*` header: only `X-RateLimit-*` (with
+   * `legacy`) and, on a denial, `Retry-After`.
+   */
+  readonly standard?: RateLimitStandard | false;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (delta-seconds). */
   readonly legacy?: boolean;
-  /** Spread denied clients over `[0, retryAfterJitterMs]` ms extra, so they do not return at once. */
-  readonly retryAfterJitterMs?: number;
+  /**
+   * Spread denied clients over `[0, J]` ms extra (a number `J`) or `[min, max]` ms extra (a
+   * range), so they do not return at once; see `formatRetryAfter`.
+   */
+  readonly retryAfterJitterMs?: number | readonly [min: number, max: number];
   /** Uniform in [0, 1); injectable so tests can pin the jitter. */
   readonly random?: () => number;
 }
@@ -92,7 +99,7 @@ export function formatRateLimitHeaders(
     headers['RateLimit-Remaining'] = serializeItem(toCount(decision.remaining));
     headers['RateLimit-Reset'] = serializeItem(bindingResetSeconds(decision));
     headers['RateLimit-Policy'] = serializeList(policies.map(windowMember));
-  } else {
+  } else if (standard !== false) {
     // Reachable only from untyped callers; a typo here would otherwise silently drop headers.
     throw new FloodgateError(
       'INVALID_OPTION',
@@ -132,28 +139,14 @@ function standIn(decision: Decision): PolicyDecision {
 }
 
 /**
- * A denied policy's `t` must not promise quota back before the request could pass, so it is
- * never shorter than the policy's own retry time.
- */
-function policyResetMs(p: PolicyDecision): number {
-  return p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
-}
-
-/**
- * draft-6/7 carry one policy's numbers. `limit`/`remaining` come from the decision (its binding
- * policy); the reset is that policy's own, not the decision's maximum across policies, so
- * `remaining / reset` describes one consistent quota. Ties go to the longer reset.
+ * draft-6/7 and legacy carry one policy's numbers: the binding policy's `limit`/`remaining`
+ * (the decision's) and that policy's own reset, not the decision's maximum across policies, so
+ * `remaining / reset` describes one quota. A denied decision's reset is never before its retry
+ * time, whichever policy binds.
  */
 function bindingResetSeconds(decision: Decision): number {
-  let ms: number | undefined;
-  for (const p of decision.policies) {
-    if (p.remaining === decision.remaining && p.limit === decision.limit) {
-      ms = Math.max(ms ?? 0, policyResetMs(p));
-    }
-  }
-  ms ??= decision.resetAfterMs;
-  if (!decision.allowed) ms = Math.max(ms, decision.retryAfterMs);
-  return msToSeconds(ms);
+  const ms = quotaBackMs(decision.binding);
+  return msToSeconds(decision.allowed ? ms : Math.max(ms, decision.retryAfterMs));
 }
 
 function remainingMember(p: PolicyDecision): Item {
@@ -161,7 +154,7 @@ function remainingMember(p: PolicyDecision): Item {
     policyName(p.name),
     new Map([
       ['r', toCount(p.remaining)],
-      ['t', msToSeconds(policyResetMs(p))],
+      ['t', msToSeconds(quotaBackMs(p))],
     ]),
   ];
 }

@@ -7,6 +7,8 @@ const MAX_JITTER_MS = MAX_SF_INTEGER * 1000;
 /**
  * `Retry-After` as delay-seconds. The wait is rounded up and jitter is only ever added on top,
  * so the advertised time is never earlier than the moment the limiter admits the request again.
+ * `jitterMs` is a span `J` (extra uniform in `[0, J]` ms) or a range `[min, max]` (uniform in
+ * `[min, max]` ms); a negative bound counts as 0, so no jitter can shorten the wait.
  * @example
  * A 429 whose clients return spread over up to 2 s more than they must wait.
  * ```ts
@@ -18,22 +20,27 @@ const MAX_JITTER_MS = MAX_SF_INTEGER * 1000;
  * declare const res: ServerResponse;
  * res.statusCode = 429;
  * res.setHeader('Retry-After', formatRetryAfter(decision.retryAfterMs, 2_000));
+ * // At least 1 s and at most 3 s more than the wait:
+ * formatRetryAfter(decision.retryAfterMs, [1_000, 3_000]);
  * ```
  */
 export function formatRetryAfter(
   retryAfterMs: number,
-  jitterMs = 0,
+  jitterMs: number | readonly [min: number, max: number] = 0,
   random: () => number = Math.random,
 ): string {
   const base = Math.max(retryAfterMs, 0);
+  const low = typeof jitterMs === 'number' ? 0 : jitterMs[0];
+  const high = typeof jitterMs === 'number' ? jitterMs : jitterMs[1];
+  const floor = low > 0 ? Math.min(low, MAX_JITTER_MS) : 0;
   let extra = 0;
-  if (jitterMs > 0) {
+  if (high - floor > 0) {
     const r = random();
     // Clamped to [0, 1]: a misbehaving random source may lengthen the wait, never shorten it.
     const u = r > 0 ? Math.min(r, 1) : 0;
-    extra = u * Math.min(jitterMs, MAX_JITTER_MS);
+    extra = u * Math.min(high - floor, MAX_JITTER_MS);
   }
-  return String(msToSeconds(base + extra));
+  return String(msToSeconds(base + floor + extra));
 }
 
 const OWS = /^[ \t]+|[ \t]+$/g;

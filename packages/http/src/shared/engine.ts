@@ -1,14 +1,9 @@
-import { type Decision, FloodgateError, type Limiter } from '@floodgate/core';
+import { type Decision, FloodgateError, type Limiter, mergeDecisions } from '@floodgate/core';
 import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
 import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
 import { report } from './report.js';
-import {
-  decisionHeaders,
-  mergeDecisions,
-  tooManyRequestsProblem,
-  unavailableProblem,
-} from './response.js';
+import { decisionHeaders, tooManyRequestsProblem, unavailableProblem } from './response.js';
 import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './types.js';
 import { bindValidator } from './validations.js';
 
@@ -100,12 +95,17 @@ const PASS: Outcome = Object.freeze({
 });
 const PROBLEM_JSON = 'application/problem+json';
 
-/** An admitted-but-delayed decision turned into a denial that says when its turn would have come. */
+/**
+ * An admitted-but-delayed decision turned into a denial that says when its turn would have come.
+ * The same policy binds: a delayed policy's units are not back before its turn (a leaky bucket
+ * empties after the requests it holds start), so no tie is decided differently.
+ */
 function refusedForDelay(d: Decision): Decision {
   const policies = d.policies.map((p) =>
     p.delayMs > 0 ? { ...p, allowed: false, retryAfterMs: Math.max(p.retryAfterMs, p.delayMs) } : p,
   );
-  return { ...d, allowed: false, retryAfterMs: d.delayMs, delayMs: 0, policies };
+  const binding = policies[d.policies.indexOf(d.binding)] ?? d.binding;
+  return { ...d, allowed: false, retryAfterMs: d.delayMs, delayMs: 0, policies, binding };
 }
 
 async function chooseLimiter(

@@ -1,5 +1,4 @@
-import type { Decision } from '@floodgate/core';
-import { mergeDecisions } from './response.js';
+import { type Decision, mergeDecisions } from '@floodgate/core';
 
 /**
  * What the limiters stacked on one request (an app-wide one and a route's own, say) decided so

@@ -27,7 +27,8 @@ export interface HeaderSettings {
 
 /**
  * `Retry-After` in whole seconds: `ceil((retryAfterMs + jitter) / 1000)`, jitter uniform in
- * `[min, max]` ms. Never earlier than `retryAfterMs`, whatever `random` returns.
+ * `[min, max]` ms. Never earlier than `retryAfterMs`, whatever `random` returns. The number
+ * core's `formatRetryAfter` writes, which is what {@link decisionHeaders} sends.
  * @example
  * ```ts
  * import { retryAfterSeconds } from '@floodgate/http';
@@ -41,15 +42,14 @@ export function retryAfterSeconds(
   jitterMs: readonly [number, number] = [0, 0],
   random: () => number = Math.random,
 ): number {
-  const [min, max] = jitterMs;
-  // core's formatter spreads over [0, span]; the range's floor is added to the base wait.
-  return Number(formatRetryAfter(Math.max(retryAfterMs, 0) + min, max - min, random));
+  return Number(formatRetryAfter(retryAfterMs, jitterMs, random));
 }
 
 /**
- * The headers for a (merged) decision: the selected `RateLimit*` form, legacy `X-RateLimit-*`
- * if asked, and `Retry-After` on a denial (always, even with `headers: false`). `retryAfter`
- * is the `Retry-After` value in seconds, `undefined` when the decision allowed the request.
+ * The headers for a (merged) decision, all written by core's `formatRateLimitHeaders`: the
+ * selected `RateLimit*` form, legacy `X-RateLimit-*` if asked, and `Retry-After` on a denial
+ * (always, even with `headers: false`), jittered as the settings say. `retryAfter` is the
+ * `Retry-After` value in seconds, `undefined` when the decision allowed the request.
  * @example
  * ```ts
  * import type { Limiter } from '@floodgate/core';
@@ -66,69 +66,14 @@ export function decisionHeaders(
   decision: Decision,
   settings: HeaderSettings,
 ): { headers: Record<string, string>; retryAfter: number | undefined } {
-  let headers: Record<string, string> = {};
-  if (settings.standard !== false || settings.legacy) {
-    const all = formatRateLimitHeaders(decision, {
-      standard: settings.standard === false ? 'draft-8' : settings.standard,
-      legacy: settings.legacy,
-    });
-    delete all['Retry-After'];
-    headers =
-      settings.standard === false
-        ? Object.fromEntries(Object.entries(all).filter(([name]) => name.startsWith('X-')))
-        : all;
-  }
-  if (decision.allowed) return { headers, retryAfter: undefined };
-  const retryAfter = retryAfterSeconds(decision.retryAfterMs, settings.jitterMs, settings.random);
-  headers['Retry-After'] = String(retryAfter);
-  return { headers, retryAfter };
-}
-
-/**
- * Several limiters' decisions as one, so every policy is reported together: denied when any
- * denied, the binding policy is the one with the fewest units left, waits are the longest.
- * @example
- * One answer for a per-key and a per-IP limiter.
- * ```ts
- * import type { Limiter } from '@floodgate/core';
- * import { mergeDecisions } from '@floodgate/http';
- *
- * declare const perKey: Limiter;
- * declare const perIp: Limiter;
- * const decision = mergeDecisions([await perKey.limit('k_123'), await perIp.limit('192.0.2.7')]);
- * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
- * ```
- */
-export function mergeDecisions(decisions: readonly Decision[]): Decision {
-  if (decisions.length === 1) return decisions[0]!;
-  let allowed = true;
-  let binding = decisions[0]!;
-  let resetAfterMs = 0;
-  let retryAfterMs = 0;
-  let delayMs = 0;
-  let reason: Decision['reason'];
-  const policies: PolicyDecision[] = [];
-  for (const d of decisions) {
-    if (!d.allowed) {
-      allowed = false;
-      retryAfterMs = Math.max(retryAfterMs, d.retryAfterMs);
-    }
-    if (d.remaining < binding.remaining) binding = d;
-    resetAfterMs = Math.max(resetAfterMs, d.resetAfterMs);
-    delayMs = Math.max(delayMs, d.delayMs);
-    reason ??= d.reason;
-    policies.push(...d.policies);
-  }
-  const merged: Decision = {
-    allowed,
-    limit: binding.limit,
-    remaining: binding.remaining,
-    resetAfterMs,
-    retryAfterMs: allowed ? 0 : retryAfterMs,
-    delayMs: allowed ? delayMs : 0,
-    policies,
-  };
-  return reason === undefined ? merged : { ...merged, reason };
+  const headers = formatRateLimitHeaders(decision, {
+    standard: settings.standard,
+    legacy: settings.legacy,
+    retryAfterJitterMs: settings.jitterMs,
+    random: settings.random,
+  });
+  const retryAfter = headers['Retry-After'];
+  return { headers, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter) };
 }
 
 const seconds = (ms: number): number => (ms > 0 ? Math.ceil(ms / 1000) : 0);

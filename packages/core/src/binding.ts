@@ -1,0 +1,19 @@
+import type { PolicyDecision } from './types.js';
+
+/**
+ * ms until a policy's units are back. A denied policy's are never back before its retry time:
+ * a header built from this must not promise quota before the request could pass.
+ */
+export function quotaBackMs(p: PolicyDecision): number {
+  return p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
+}
+
+/**
+ * Whether `p`, met after `current` in policy order, binds instead of it (the rule documented on
+ * `Decision.binding`): fewer units left; or as few, of the same quota, and back later. A tie of
+ * different quotas keeps the earlier policy, so `limit` is the first tied policy's.
+ */
+export function bindsInstead(p: PolicyDecision, current: PolicyDecision): boolean {
+  if (p.remaining !== current.remaining) return p.remaining < current.remaining;
+  return p.limit === current.limit && quotaBackMs(p) > quotaBackMs(current);
+}
