@@ -2,7 +2,12 @@ import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
 import { sha256Base64url } from '../hash.js';
 import type { Policy } from '../types.js';
-import { KIND_TAGS, type PolicyKind } from './kinds.js';
+import { gcd } from './common.js';
+import type { PolicyKindRow } from './kinds.js';
+
+// A factory hands its options here once, with its kind's row: the checks, the durations, the
+// parameters and the frozen Policy are all made on this one visit, so an option is read in one
+// place on its way to the stores (which read `Policy.params` through the kind table).
 
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
@@ -16,7 +21,7 @@ export interface WindowOptions extends Named {
   window: Duration;
 }
 
-export function positiveInt(value: unknown, what: string): number {
+function positiveInt(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new FloodgateError(
       'INVALID_POLICY',
@@ -26,7 +31,7 @@ export function positiveInt(value: unknown, what: string): number {
   return value;
 }
 
-export function checkKeys(
+function checkKeys(
   options: unknown,
   allowed: readonly string[],
   factory: string,
@@ -65,19 +70,20 @@ function shortDuration(ms: number): string {
  * one window or refill interval. Two distinct policies of one kind under one prefix collide with
  * odds of 2^-30.
  */
-export function policyId(kind: PolicyKind, params: readonly number[]): string {
-  const hash = sha256Base64url(`${kind}:${params.join(':')}`);
-  return `${KIND_TAGS[kind]}:${hash.slice(0, 5)}`;
+function policyId(row: PolicyKindRow, params: readonly number[]): string {
+  const hash = sha256Base64url(`${row.kind}:${params.join(':')}`);
+  return `${row.tag}:${hash.slice(0, 5)}`;
 }
 
-export function make(
-  kind: PolicyKind,
+function make(
+  row: PolicyKindRow,
   o: Record<string, unknown>,
   limit: number,
   windowMs: number,
   capacity: number,
   params: [number, number, number],
 ): Policy {
+  const kind = row.kind;
   let name = `${limit}-per-${shortDuration(windowMs)}`;
   if (o.name !== undefined) {
     if (typeof o.name !== 'string' || !NAME.test(o.name)) {
@@ -99,7 +105,7 @@ export function make(
   return Object.freeze({
     kind,
     name,
-    id: policyId(kind, params),
+    id: policyId(row, params),
     limit,
     windowMs,
     capacity,
@@ -107,8 +113,9 @@ export function make(
   });
 }
 
-/** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`. */
-export function windowPolicy(kind: PolicyKind, options: unknown): Policy {
+/** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
+export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
+  const kind = row.kind;
   const o = checkKeys(options, ['limit', 'window', 'name'], kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.window, `${kind}: window`);
@@ -119,5 +126,39 @@ export function windowPolicy(kind: PolicyKind, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return make(kind, o, limit, windowMs, limit, [limit, windowMs, 0]);
+  return make(row, o, limit, windowMs, limit, [limit, windowMs, 0]);
+}
+
+/**
+ * tokenBucket and leakyBucket: `{ limit, interval }` and the option that sizes the bucket
+ * (`burst`, default `limit`; or `queue`, which waits besides the one request leaving now).
+ * Params `[capacity, ticksPerUnit, ticksPerMs]`: buckets count in ticks, one unit of cost =
+ * `interval / gcd` ticks and one ms = `limit / gcd` ticks, so a refill rate such as 7 per minute
+ * stays exact without fractions (token_bucket.ts runs them).
+ */
+export function bucketPolicy(
+  row: PolicyKindRow,
+  options: unknown,
+  sizedBy: 'burst' | 'queue',
+): Policy {
+  const kind = row.kind;
+  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name'], kind);
+  const capacity =
+    sizedBy === 'queue'
+      ? positiveInt(o.queue, `${kind}: queue`) + 1
+      : o.burst === undefined
+        ? positiveInt(o.limit, `${kind}: limit`)
+        : positiveInt(o.burst, `${kind}: burst`);
+  const limit = positiveInt(o.limit, `${kind}: limit`);
+  const windowMs = parseDuration(o.interval, `${kind}: interval`);
+  const g = gcd(windowMs, limit);
+  const ticksPerUnit = windowMs / g;
+  const ticksPerMs = limit / g;
+  if (!Number.isSafeInteger(capacity * ticksPerUnit * 2 + ticksPerMs)) {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: capacity × interval is too large to count exactly`,
+    );
+  }
+  return make(row, o, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
 }
