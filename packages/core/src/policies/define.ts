@@ -1,13 +1,13 @@
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
-import { sha256Base64url } from '../hash.js';
 import type { Policy } from '../types.js';
 import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
+import { buildPolicy } from './policy.js';
 
-// A factory hands its options here once, with its kind's row: the checks, the durations, the
-// parameters and the frozen Policy are all made on this one visit, so an option is read in one
-// place on its way to the stores (which read `Policy.params` through the kind table).
+// A factory hands its options here once, with its kind's row: they are checked and turned into
+// the kind's parameters on this one visit, then handed down to buildPolicy (policy.ts), and the
+// stores read `Policy.params` through the kind table. An option is read in one place.
 
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
@@ -46,73 +46,6 @@ function checkKeys(
   return options as Record<string, unknown>;
 }
 
-// Structured Field strings carry printable ASCII only; a name is also used in problem bodies.
-const NAME = /^[\x20-\x7e]{1,64}$/;
-
-function shortDuration(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}
-
-/**
- * The key suffix: the kind's tag and 30 bits of a hash of the parameters the algorithm runs on
- * (`tb:Xk3_9`), so keys stay short whatever the limits: with a 7-character identity and the
- * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
- * equal ids (two limiters with one policy share its state); changed parameters give a new key,
- * and the old state is never read under the new parameters: it expires on its own TTL, within
- * one window or refill interval. Two distinct policies of one kind under one prefix collide with
- * odds of 2^-30.
- */
-function policyId(row: PolicyKindRow, params: readonly number[]): string {
-  const hash = sha256Base64url(`${row.kind}:${params.join(':')}`);
-  return `${row.tag}:${hash.slice(0, 5)}`;
-}
-
-function make(
-  row: PolicyKindRow,
-  o: Record<string, unknown>,
-  limit: number,
-  windowMs: number,
-  capacity: number,
-  params: [number, number, number],
-): Policy {
-  const kind = row.kind;
-  let name = `${limit}-per-${shortDuration(windowMs)}`;
-  if (o.name !== undefined) {
-    if (typeof o.name !== 'string' || !NAME.test(o.name)) {
-      throw new FloodgateError(
-        'INVALID_POLICY',
-        `${kind}: name must be 1-64 printable ASCII characters`,
-      );
-    }
-    name = o.name;
-  }
-  for (const p of params) {
-    if (!Number.isSafeInteger(p)) {
-      throw new FloodgateError(
-        'INVALID_POLICY',
-        `${kind}: limit × window is too large to count exactly`,
-      );
-    }
-  }
-  return Object.freeze({
-    kind,
-    name,
-    id: policyId(row, params),
-    limit,
-    windowMs,
-    capacity,
-    params: Object.freeze(params),
-  });
-}
-
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
 export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
@@ -126,7 +59,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return make(row, o, limit, windowMs, limit, [limit, windowMs, 0]);
+  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]);
 }
 
 /**
@@ -160,5 +93,5 @@ export function bucketPolicy(
       `${kind}: capacity × interval is too large to count exactly`,
     );
   }
-  return make(row, o, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+  return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
 }
