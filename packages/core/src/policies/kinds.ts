@@ -80,6 +80,7 @@ export type Kernel = (
  * ```
  */
 export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
+  /** The kind the row is filed under in `POLICY_TABLE`. */
   readonly kind: K;
   /** The few characters naming the kind in a Redis key (`<prefix>:{<identity>}:<tag>:<hash>`). */
   readonly tag: string;
@@ -91,5 +92,6 @@ export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
   readonly shaping: boolean;
   /** How many numbers the stored state holds (`PolicyState`); 0: a log of any length. */
   readonly scalars: 0 | 2 | 3;
+  /** Its arithmetic, the reference the fragment mirrors. */
   readonly kernel: Kernel;
 }
