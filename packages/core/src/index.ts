@@ -9,25 +9,16 @@ export { mergeDecisions } from './merge.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { newVerdict, type Verdict } from './policies/common.js';
 export { evaluatePolicy } from './policies/compose.js';
-export {
-  type FixedWindowOptions,
-  fixedWindow,
-  fixedWindowKernel,
-} from './policies/fixed_window.js';
+export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { POLICY_KINDS } from './policies/kinds.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';
-export {
-  type SlidingWindowOptions,
-  slidingWindow,
-  slidingWindowKernel,
-} from './policies/sliding_window.js';
+export { type SlidingWindowOptions, slidingWindow } from './policies/sliding_window.js';
 export {
   MAX_LOG_LIMIT,
   type SlidingWindowLogOptions,
   slidingWindowLog,
-  slidingWindowLogKernel,
 } from './policies/sliding_window_log.js';
-export { bucketKernel, type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';
+export { type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';
 export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
 export {
   assembleScript,

@@ -1,14 +1,6 @@
-// MemoryStore's building blocks: the entry, the tables, the kernel dispatch, key parsing.
-import {
-  bucketKernel,
-  fixedWindowKernel,
-  type Policy,
-  type PolicyKind,
-  type PolicyResult,
-  slidingWindowKernel,
-  slidingWindowLogKernel,
-  type Verdict,
-} from '@floodgate/core';
+// MemoryStore's building blocks: the entry, the tables, running a kernel on an entry, key parsing.
+import type { Policy, PolicyResult } from '@floodgate/core';
+import { type Kernel, POLICY_TABLE, type Verdict } from '@floodgate/core/internal';
 
 /**
  * One key's state, updated in place; an expired entry is reused when its identity returns. Its
@@ -52,12 +44,12 @@ export const SWEEP_GRACE_MS = 60_000;
 export type Table = Map<string, Entry>;
 
 /**
- * A policy's kind and parameters, copied out of `Policy.params`: that array is frozen, and V8
- * (Node 20) compiles an element load from a frozen array to a generic inline-cache call, which
- * costs more than the policy's arithmetic.
+ * A policy's kernel (from core's kind table, looked up once per limiter) and parameters, copied
+ * out of `Policy.params`: that array is frozen, and V8 (Node 20) compiles an element load from a
+ * frozen array to a generic inline-cache call, which costs more than the policy's arithmetic.
  */
 export interface Spec {
-  readonly kind: PolicyKind;
+  readonly kernel: Kernel;
   readonly a: number;
   readonly b: number;
   readonly c: number;
@@ -65,7 +57,7 @@ export interface Spec {
 
 export function specOf(p: Policy): Spec {
   const q = p.params;
-  return { kind: p.kind, a: q[0], b: q[1], c: q[2] };
+  return { kernel: POLICY_TABLE[p.kind].kernel, a: q[0], b: q[1], c: q[2] };
 }
 
 /** What a limiter's policies array resolves to, once: tables (for `prefix`) and specs. */
@@ -129,21 +121,8 @@ export function decide(
   cost: number,
   v: Verdict,
 ): void {
-  const s0 = live ? e!.s0 + epoch : 0;
-  const s1 = live ? e!.s1 : 0;
-  switch (p.kind) {
-    case 'fixedWindow':
-      fixedWindowKernel(p.a, p.b, live, s0, s1, now, cost, v);
-      return;
-    case 'slidingWindow':
-      slidingWindowKernel(p.a, p.b, live, s0, s1, live ? e!.s2 : 0, now, cost, v);
-      return;
-    case 'slidingWindowLog':
-      slidingWindowLogKernel(p.a, p.b, live ? e!.log : undefined, now, cost, v);
-      return;
-    default:
-      bucketKernel(p.kind === 'leakyBucket', p.a, p.b, p.c, live, s0, s1, now, cost, v);
-  }
+  if (live) p.kernel(p.a, p.b, p.c, true, e!.s0 + epoch, e!.s1, e!.s2, e!.log, now, cost, v);
+  else p.kernel(p.a, p.b, p.c, false, 0, 0, 0, undefined, now, cost, v);
 }
 
 /** `<prefix>:{<identity>}:<policy id>` → table name `<prefix>{<policy id>` and identity. */

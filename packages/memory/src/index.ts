@@ -1,12 +1,11 @@
 import {
   FloodgateError,
-  newVerdict,
   type Policy,
   type PolicyResult,
   type Store,
   type StoreCall,
-  type Verdict,
 } from '@floodgate/core';
+import { newVerdict, type Verdict } from '@floodgate/core/internal';
 import {
   commit,
   decide,

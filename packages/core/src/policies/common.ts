@@ -73,11 +73,12 @@ export function gcd(a: number, b: number): number {
  * @example
  * A verdict reused across calls, as an in-process store keeps one per policy.
  * ```ts
- * import { fixedWindow, fixedWindowKernel, newVerdict, type Verdict } from '@floodgate/core';
+ * import { fixedWindow } from '@floodgate/core';
+ * import { fixedWindowKernel, newVerdict, type Verdict } from '@floodgate/core/internal';
  *
- * const [limit, windowMs] = fixedWindow({ limit: 10, window: '1m' }).params;
+ * const [limit, windowMs, unused] = fixedWindow({ limit: 10, window: '1m' }).params;
  * const v: Verdict = newVerdict();
- * fixedWindowKernel(limit, windowMs, false, 0, 0, Date.now(), 1, v);
+ * fixedWindowKernel(limit, windowMs, unused, false, 0, 0, 0, undefined, Date.now(), 1, v);
  * if (v.allowed) console.log(`state [${v.n0}, ${v.n1}], ${v.nextRemaining} left`);
  * ```
  */
@@ -99,10 +100,10 @@ export interface Verdict {
  * A blank `Verdict` for a kernel to write into; allocate one per policy and reuse it.
  * @example
  * ```ts
- * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core';
+ * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core/internal';
  *
  * const v = newVerdict();
- * slidingWindowLogKernel(100, 60_000, undefined, Date.now(), 1, v);
+ * slidingWindowLogKernel(100, 60_000, 0, false, 0, 0, 0, undefined, Date.now(), 1, v);
  * console.log(v.allowed, v.log); // true, the new log
  * ```
  */

@@ -1,10 +1,7 @@
 import type { PolicyResult, StoreCall } from '../store.js';
 import type { Policy } from '../types.js';
-import type { PolicyOutcome, PolicyState } from './common.js';
-import { fixedWindowOutcome } from './fixed_window.js';
-import { slidingWindowOutcome } from './sliding_window.js';
-import { slidingWindowLogOutcome } from './sliding_window_log.js';
-import { bucketOutcome } from './token_bucket.js';
+import { newVerdict, type PolicyOutcome, type PolicyState, toOutcome } from './common.js';
+import { POLICY_TABLE } from './table.js';
 
 /**
  * The reference algorithm: one policy, its current state (undefined = empty), the time in integer
@@ -26,19 +23,15 @@ export function evaluatePolicy(
   now: number,
   cost: number,
 ): PolicyOutcome {
+  const row = POLICY_TABLE[policy.kind];
   const p = policy.params;
-  switch (policy.kind) {
-    case 'fixedWindow':
-      return fixedWindowOutcome(p[0], p[1], state, now, cost);
-    case 'slidingWindow':
-      return slidingWindowOutcome(p[0], p[1], state, now, cost);
-    case 'slidingWindowLog':
-      return slidingWindowLogOutcome(p[0], p[1], state, now, cost);
-    case 'tokenBucket':
-      return bucketOutcome(false, p, state, now, cost);
-    case 'leakyBucket':
-      return bucketOutcome(true, p, state, now, cost);
-  }
+  const v = newVerdict();
+  // A log state is the log itself; a scalar state spreads over s0..s2 (a kind reads its own).
+  const has = state !== undefined;
+  const log = row.scalars === 0 ? state : undefined;
+  const s = has && row.scalars > 0 ? state : undefined;
+  row.kernel(p[0], p[1], p[2], has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, log, now, cost, v);
+  return toOutcome(v, row.scalars);
 }
 
 /** What a charged or uncharged outcome reports (compose.lua builds the same reply). */

@@ -1,8 +1,13 @@
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
-import { sha256Base64url } from '../hash.js';
 import type { Policy } from '../types.js';
-import { KIND_TAGS, type PolicyKind } from './kinds.js';
+import { gcd } from './common.js';
+import type { PolicyKindRow } from './kinds.js';
+import { buildPolicy } from './policy.js';
+
+// A factory hands its options here once, with its kind's row: they are checked and turned into
+// the kind's parameters on this one visit, then handed down to buildPolicy (policy.ts), and the
+// stores read `Policy.params` through the kind table. An option is read in one place.
 
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
@@ -16,7 +21,7 @@ export interface WindowOptions extends Named {
   window: Duration;
 }
 
-export function positiveInt(value: unknown, what: string): number {
+function positiveInt(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new FloodgateError(
       'INVALID_POLICY',
@@ -26,7 +31,7 @@ export function positiveInt(value: unknown, what: string): number {
   return value;
 }
 
-export function checkKeys(
+function checkKeys(
   options: unknown,
   allowed: readonly string[],
   factory: string,
@@ -41,74 +46,9 @@ export function checkKeys(
   return options as Record<string, unknown>;
 }
 
-// Structured Field strings carry printable ASCII only; a name is also used in problem bodies.
-const NAME = /^[\x20-\x7e]{1,64}$/;
-
-function shortDuration(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const) {
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
-}
-
-/**
- * The key suffix: the kind's tag and 30 bits of a hash of the parameters the algorithm runs on
- * (`tb:Xk3_9`), so keys stay short whatever the limits: with a 7-character identity and the
- * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
- * equal ids (two limiters with one policy share its state); changed parameters give a new key,
- * and the old state is never read under the new parameters: it expires on its own TTL, within
- * one window or refill interval. Two distinct policies of one kind under one prefix collide with
- * odds of 2^-30.
- */
-export function policyId(kind: PolicyKind, params: readonly number[]): string {
-  const hash = sha256Base64url(`${kind}:${params.join(':')}`);
-  return `${KIND_TAGS[kind]}:${hash.slice(0, 5)}`;
-}
-
-export function make(
-  kind: PolicyKind,
-  o: Record<string, unknown>,
-  limit: number,
-  windowMs: number,
-  capacity: number,
-  params: [number, number, number],
-): Policy {
-  let name = `${limit}-per-${shortDuration(windowMs)}`;
-  if (o.name !== undefined) {
-    if (typeof o.name !== 'string' || !NAME.test(o.name)) {
-      throw new FloodgateError(
-        'INVALID_POLICY',
-        `${kind}: name must be 1-64 printable ASCII characters`,
-      );
-    }
-    name = o.name;
-  }
-  for (const p of params) {
-    if (!Number.isSafeInteger(p)) {
-      throw new FloodgateError(
-        'INVALID_POLICY',
-        `${kind}: limit × window is too large to count exactly`,
-      );
-    }
-  }
-  return Object.freeze({
-    kind,
-    name,
-    id: policyId(kind, params),
-    limit,
-    windowMs,
-    capacity,
-    params: Object.freeze(params),
-  });
-}
-
-/** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`. */
-export function windowPolicy(kind: PolicyKind, options: unknown): Policy {
+/** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
+export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
+  const kind = row.kind;
   const o = checkKeys(options, ['limit', 'window', 'name'], kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.window, `${kind}: window`);
@@ -119,5 +59,39 @@ export function windowPolicy(kind: PolicyKind, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return make(kind, o, limit, windowMs, limit, [limit, windowMs, 0]);
+  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]);
+}
+
+/**
+ * tokenBucket and leakyBucket: `{ limit, interval }` and the option that sizes the bucket
+ * (`burst`, default `limit`; or `queue`, which waits besides the one request leaving now).
+ * Params `[capacity, ticksPerUnit, ticksPerMs]`: buckets count in ticks, one unit of cost =
+ * `interval / gcd` ticks and one ms = `limit / gcd` ticks, so a refill rate such as 7 per minute
+ * stays exact without fractions (token_bucket.ts runs them).
+ */
+export function bucketPolicy(
+  row: PolicyKindRow,
+  options: unknown,
+  sizedBy: 'burst' | 'queue',
+): Policy {
+  const kind = row.kind;
+  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name'], kind);
+  const capacity =
+    sizedBy === 'queue'
+      ? positiveInt(o.queue, `${kind}: queue`) + 1
+      : o.burst === undefined
+        ? positiveInt(o.limit, `${kind}: limit`)
+        : positiveInt(o.burst, `${kind}: burst`);
+  const limit = positiveInt(o.limit, `${kind}: limit`);
+  const windowMs = parseDuration(o.interval, `${kind}: interval`);
+  const g = gcd(windowMs, limit);
+  const ticksPerUnit = windowMs / g;
+  const ticksPerMs = limit / g;
+  if (!Number.isSafeInteger(capacity * ticksPerUnit * 2 + ticksPerMs)) {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: capacity × interval is too large to count exactly`,
+    );
+  }
+  return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
 }

@@ -1,15 +1,7 @@
 import type { Policy } from '../types.js';
-import {
-  admit,
-  deny,
-  floorDiv,
-  newVerdict,
-  type PolicyOutcome,
-  type PolicyState,
-  toOutcome,
-  type Verdict,
-} from './common.js';
+import { admit, deny, floorDiv, type PolicyState, type Verdict } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
+import type { PolicyKindRow } from './kinds.js';
 
 /**
  * Options of `fixedWindow`: `limit` units per epoch-aligned `window`, and an optional `name`.
@@ -35,29 +27,33 @@ export type FixedWindowOptions = WindowOptions;
  * ```
  */
 export function fixedWindow(options: FixedWindowOptions): Policy {
-  return windowPolicy('fixedWindow', options);
+  return windowPolicy(FIXED_WINDOW, options);
 }
 
 /**
- * The reference (fixed_window.lua mirrors it), writing into `v`. State `[windowStart, count]`
- * as `s0`, `s1` (`has` false: no state).
+ * The reference (fixed_window.lua mirrors it), writing into `v`: params `[limit, windowMs]`,
+ * state `[windowStart, count]` as `s0`, `s1` (`has` false: no state).
  * @example
  * The first request of a window: admitted, and the state to store is `[windowStart, 1]`.
  * ```ts
- * import { fixedWindow, fixedWindowKernel, newVerdict } from '@floodgate/core';
+ * import { fixedWindow } from '@floodgate/core';
+ * import { fixedWindowKernel, newVerdict } from '@floodgate/core/internal';
  *
- * const [limit, windowMs] = fixedWindow({ limit: 10, window: '1m' }).params;
+ * const [limit, windowMs, unused] = fixedWindow({ limit: 10, window: '1m' }).params;
  * const v = newVerdict();
- * fixedWindowKernel(limit, windowMs, false, 0, 0, 90_000, 1, v);
+ * fixedWindowKernel(limit, windowMs, unused, false, 0, 0, 0, undefined, 90_000, 1, v);
  * console.log(v.allowed, v.n0, v.n1); // true 60000 1
  * ```
  */
 export function fixedWindowKernel(
   limit: number,
   w: number,
+  _p2: number,
   has: boolean,
   s0: number,
   s1: number,
+  _s2: number,
+  _log: PolicyState | undefined,
   t: number,
   cost: number,
   v: Verdict,
@@ -78,15 +74,13 @@ export function fixedWindowKernel(
   v.n1 = count + cost;
 }
 
-/** `fixedWindowKernel` on an array state. */
-export function fixedWindowOutcome(
-  limit: number,
-  w: number,
-  s: PolicyState | undefined,
-  t: number,
-  cost: number,
-): PolicyOutcome {
-  const v = newVerdict();
-  fixedWindowKernel(limit, w, s !== undefined, s?.[0] ?? 0, s?.[1] ?? 0, t, cost, v);
-  return toOutcome(v, 2);
-}
+/** fixedWindow's row of the kind table (table.ts). */
+export const FIXED_WINDOW: PolicyKindRow<'fixedWindow'> = {
+  kind: 'fixedWindow',
+  tag: 'fw',
+  lua: 'fixed_window',
+  params: 2,
+  shaping: false,
+  scalars: 2,
+  kernel: fixedWindowKernel,
+};

@@ -1,7 +1,10 @@
+import type { PolicyState, Verdict } from './common.js';
+
 /**
  * Every policy kind, in one list: the Lua generator (scripts/gen-lua.mjs reads this array), the
- * `PolicyKind` type and the testkit's random policies all follow it. Each kind has a factory and
- * TypeScript reference in `src/policies/<file>.ts` and its Lua fragment in `<file>.lua`.
+ * `PolicyKind` type, the kind table (`table.ts`, which the compiler holds to one row per name
+ * here) and the testkit's random policies all follow it. Each kind has a factory, a kernel and
+ * its row in `src/policies/<file>.ts` and its Lua fragment in `<file>.lua`.
  * @example
  * Checking a kind read from configuration.
  * ```ts
@@ -31,11 +34,64 @@ export const POLICY_KINDS = [
  */
 export type PolicyKind = (typeof POLICY_KINDS)[number];
 
-/** The few characters naming a kind in a Redis key (`<prefix>:{<identity>}:<tag>:<hash>`). */
-export const KIND_TAGS: Readonly<Record<PolicyKind, string>> = {
-  fixedWindow: 'fw',
-  slidingWindow: 'sw',
-  slidingWindowLog: 'swl',
-  tokenBucket: 'tb',
-  leakyBucket: 'lb',
-};
+/**
+ * A kind's arithmetic, one signature for every kind so a store calls it through the kind table
+ * without a switch: the policy's three `params`, the state (`has` false: empty; scalar kinds read
+ * `s0`..`s2`, slidingWindowLog reads `log`), the time in ms and the cost. It writes its verdict
+ * into `v` and allocates nothing but a new log.
+ * @example
+ * One decision on an empty state, through the table as MemoryStore makes it.
+ * ```ts
+ * import { fixedWindow } from '@floodgate/core';
+ * import { type Kernel, newVerdict, POLICY_TABLE } from '@floodgate/core/internal';
+ *
+ * const policy = fixedWindow({ limit: 10, window: '1m' });
+ * const kernel: Kernel = POLICY_TABLE[policy.kind].kernel;
+ * const [a, b, c] = policy.params;
+ * const v = newVerdict();
+ * kernel(a, b, c, false, 0, 0, 0, undefined, 90_000, 1, v);
+ * console.log(v.allowed, v.n0, v.n1); // true 60000 1
+ * ```
+ */
+export type Kernel = (
+  p0: number,
+  p1: number,
+  p2: number,
+  has: boolean,
+  s0: number,
+  s1: number,
+  s2: number,
+  log: PolicyState | undefined,
+  t: number,
+  cost: number,
+  v: Verdict,
+) => void;
+
+/**
+ * Everything the stores need to know of one kind, written once beside its kernel
+ * (`<file>.ts`) and gathered by kind in `POLICY_TABLE`.
+ * @example
+ * The Redis side reads a kind's fragment and its share of `ARGV` from its row.
+ * ```ts
+ * import { POLICY_TABLE, type PolicyKindRow } from '@floodgate/core/internal';
+ *
+ * const row: PolicyKindRow = POLICY_TABLE.leakyBucket;
+ * console.log(row.tag, row.lua, row.params, row.shaping); // 'lb' 'leaky_bucket' 3 true
+ * ```
+ */
+export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
+  /** The kind the row is filed under in `POLICY_TABLE`. */
+  readonly kind: K;
+  /** The few characters naming the kind in a Redis key (`<prefix>:{<identity>}:<tag>:<hash>`). */
+  readonly tag: string;
+  /** Its Lua fragment: `LUA_SOURCES[lua]`, the file `src/policies/<lua>.lua`. */
+  readonly lua: string;
+  /** How many of `Policy.params` the kernel and the fragment read (the fragment's `@params`). */
+  readonly params: number;
+  /** Whether an admitted request may be told to wait (`delayMs`): the fragment's SHAPING. */
+  readonly shaping: boolean;
+  /** How many numbers the stored state holds (`PolicyState`); 0: a log of any length. */
+  readonly scalars: 0 | 2 | 3;
+  /** Its arithmetic, the reference the fragment mirrors. */
+  readonly kernel: Kernel;
+}

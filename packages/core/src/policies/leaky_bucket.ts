@@ -1,7 +1,9 @@
 import type { Duration } from '../duration.js';
 import type { Policy } from '../types.js';
-import { checkKeys, type Named, positiveInt } from './define.js';
-import { bucketPolicy } from './token_bucket.js';
+import type { PolicyState, Verdict } from './common.js';
+import { bucketPolicy, type Named } from './define.js';
+import type { PolicyKindRow } from './kinds.js';
+import { bucketKernel } from './token_bucket.js';
 
 /**
  * Options of `leakyBucket`: `limit` requests leave per `interval`, up to `queue` more may wait, and
@@ -25,7 +27,7 @@ export interface LeakyBucketOptions extends Named {
 /**
  * Shapes traffic: admitted requests start `interval / limit` apart (see `delayMs`); up to `queue`
  * may wait besides the one starting now, so the largest cost is `queue + 1`. The arithmetic is
- * the token bucket's (token_bucket.ts `bucketOutcome` with `shaping`).
+ * the token bucket's (token_bucket.ts `bucketKernel` with `shaping`).
  * @example
  * Admitted requests report `delayMs`: wait that long before doing the work.
  * ```ts
@@ -40,7 +42,47 @@ export interface LeakyBucketOptions extends Named {
  * ```
  */
 export function leakyBucket(options: LeakyBucketOptions): Policy {
-  const o = checkKeys(options, ['limit', 'interval', 'queue', 'name'], 'leakyBucket');
-  const queue = positiveInt(o.queue, 'leakyBucket: queue');
-  return bucketPolicy('leakyBucket', o, queue + 1);
+  return bucketPolicy(LEAKY_BUCKET, options, 'queue');
 }
+
+/**
+ * `bucketKernel` with `shaping` on, in the signature of every kind's kernel.
+ * @example
+ * The second request at the same instant is admitted with a wait of `interval / limit`.
+ * ```ts
+ * import { leakyBucket } from '@floodgate/core';
+ * import { leakyBucketKernel, newVerdict } from '@floodgate/core/internal';
+ *
+ * const [capacity, perUnit, perMs] = leakyBucket({ limit: 10, interval: '1s', queue: 5 }).params;
+ * const v = newVerdict();
+ * leakyBucketKernel(capacity, perUnit, perMs, false, 0, 0, 0, undefined, 1_000, 1, v);
+ * leakyBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, 0, undefined, 1_000, 1, v);
+ * console.log(v.delayMs); // 100
+ * ```
+ */
+export function leakyBucketKernel(
+  capacity: number,
+  perUnit: number,
+  perMs: number,
+  has: boolean,
+  s0: number,
+  s1: number,
+  _s2: number,
+  _log: PolicyState | undefined,
+  t: number,
+  cost: number,
+  v: Verdict,
+): void {
+  bucketKernel(true, capacity, perUnit, perMs, has, s0, s1, t, cost, v);
+}
+
+/** leakyBucket's row of the kind table (table.ts): token_bucket.lua's fragment, shaping. */
+export const LEAKY_BUCKET: PolicyKindRow<'leakyBucket'> = {
+  kind: 'leakyBucket',
+  tag: 'lb',
+  lua: 'leaky_bucket',
+  params: 3,
+  shaping: true,
+  scalars: 2,
+  kernel: leakyBucketKernel,
+};

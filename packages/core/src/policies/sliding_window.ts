@@ -1,15 +1,7 @@
 import type { Policy } from '../types.js';
-import {
-  admit,
-  deny,
-  floorDiv,
-  newVerdict,
-  type PolicyOutcome,
-  type PolicyState,
-  toOutcome,
-  type Verdict,
-} from './common.js';
+import { admit, deny, floorDiv, type PolicyState, type Verdict } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
+import type { PolicyKindRow } from './kinds.js';
 
 /**
  * Options of `slidingWindow`: `limit` units per sliding `window`, and an optional `name`.
@@ -35,29 +27,31 @@ export type SlidingWindowOptions = WindowOptions;
  * ```
  */
 export function slidingWindow(options: SlidingWindowOptions): Policy {
-  return windowPolicy('slidingWindow', options);
+  return windowPolicy(SLIDING_WINDOW, options);
 }
 
 /**
- * The reference (sliding_window.lua mirrors it), writing into `v`. State
- * `[windowStart, current, previous]` as `s0`, `s1`, `s2`.
+ * The reference (sliding_window.lua mirrors it), writing into `v`: params `[limit, windowMs]`,
+ * state `[windowStart, current, previous]` as `s0`, `s1`, `s2`.
  * @example
  * State `[windowStart, current, previous]`: 60 s into a window after a full previous one.
  * ```ts
- * import { newVerdict, slidingWindowKernel } from '@floodgate/core';
+ * import { newVerdict, slidingWindowKernel } from '@floodgate/core/internal';
  *
  * const v = newVerdict();
- * slidingWindowKernel(100, 60_000, true, 60_000, 0, 100, 90_000, 1, v);
+ * slidingWindowKernel(100, 60_000, 0, true, 60_000, 0, 100, undefined, 90_000, 1, v);
  * console.log(v.allowed, v.remaining); // previous window still weighs half
  * ```
  */
 export function slidingWindowKernel(
   limit: number,
   w: number,
+  _p2: number,
   has: boolean,
   s0: number,
   s1: number,
   s2: number,
+  _log: PolicyState | undefined,
   t: number,
   cost: number,
   v: Verdict,
@@ -100,16 +94,13 @@ export function slidingWindowKernel(
   deny(v, remaining, reset, retry, shift);
 }
 
-/** `slidingWindowKernel` on an array state. */
-export function slidingWindowOutcome(
-  limit: number,
-  w: number,
-  s: PolicyState | undefined,
-  t: number,
-  cost: number,
-): PolicyOutcome {
-  const v = newVerdict();
-  const has = s !== undefined;
-  slidingWindowKernel(limit, w, has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, t, cost, v);
-  return toOutcome(v, 3);
-}
+/** slidingWindow's row of the kind table (table.ts). */
+export const SLIDING_WINDOW: PolicyKindRow<'slidingWindow'> = {
+  kind: 'slidingWindow',
+  tag: 'sw',
+  lua: 'sliding_window',
+  params: 2,
+  shaping: false,
+  scalars: 3,
+  kernel: slidingWindowKernel,
+};

@@ -1,15 +1,8 @@
 import { FloodgateError } from '../errors.js';
 import type { Policy } from '../types.js';
-import {
-  admit,
-  deny,
-  newVerdict,
-  type PolicyOutcome,
-  type PolicyState,
-  toOutcome,
-  type Verdict,
-} from './common.js';
+import { admit, deny, type PolicyState, type Verdict } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
+import type { PolicyKindRow } from './kinds.js';
 
 /**
  * Options of `slidingWindowLog`: `limit` (at most `MAX_LOG_LIMIT`) per `window`, optional `name`.
@@ -55,7 +48,7 @@ export const MAX_LOG_LIMIT = 10_000;
  * ```
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
-  const p = windowPolicy('slidingWindowLog', options);
+  const p = windowPolicy(SLIDING_WINDOW_LOG, options);
   if (p.limit > MAX_LOG_LIMIT) {
     throw new FloodgateError(
       'INVALID_POLICY',
@@ -69,20 +62,26 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
 // entry, so the units of entries i..j are before(j) + cost(j) − before(i): counting the window
 // takes two lookups, never a sum over the log. Entries are sorted by ms; one ms holds one entry.
 /**
- * The reference (sliding_window_log.lua mirrors it), writing into `v` (the new log in `v.log`).
+ * The reference (sliding_window_log.lua mirrors it), writing into `v` (the new log in `v.log`):
+ * params `[limit, windowMs]`, state the log `s` (undefined: empty; the scalars are not read).
  * @example
  * Logs are `[ms, before, cost]` triples; an empty log admits.
  * ```ts
- * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core';
+ * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core/internal';
  *
  * const v = newVerdict();
- * slidingWindowLogKernel(100, 60_000, undefined, 5_000, 2, v);
+ * slidingWindowLogKernel(100, 60_000, 0, false, 0, 0, 0, undefined, 5_000, 2, v);
  * console.log(v.log); // [5000, 0, 2]
  * ```
  */
 export function slidingWindowLogKernel(
   limit: number,
   w: number,
+  _p2: number,
+  _has: boolean,
+  _s0: number,
+  _s1: number,
+  _s2: number,
   s: PolicyState | undefined,
   t: number,
   cost: number,
@@ -124,15 +123,13 @@ export function slidingWindowLogKernel(
   v.log = next;
 }
 
-/** `slidingWindowLogKernel` as an outcome. */
-export function slidingWindowLogOutcome(
-  limit: number,
-  w: number,
-  s: PolicyState | undefined,
-  t: number,
-  cost: number,
-): PolicyOutcome {
-  const v = newVerdict();
-  slidingWindowLogKernel(limit, w, s, t, cost, v);
-  return toOutcome(v, 0);
-}
+/** slidingWindowLog's row of the kind table (table.ts). */
+export const SLIDING_WINDOW_LOG: PolicyKindRow<'slidingWindowLog'> = {
+  kind: 'slidingWindowLog',
+  tag: 'swl',
+  lua: 'sliding_window_log',
+  params: 2,
+  shaping: false,
+  scalars: 0,
+  kernel: slidingWindowLogKernel,
+};

@@ -1,20 +1,8 @@
 import type { Duration } from '../duration.js';
-import { parseDuration } from '../duration.js';
-import { FloodgateError } from '../errors.js';
 import type { Policy } from '../types.js';
-import {
-  admit,
-  ceilDiv,
-  deny,
-  floorDiv,
-  gcd,
-  newVerdict,
-  type PolicyOutcome,
-  type PolicyState,
-  toOutcome,
-  type Verdict,
-} from './common.js';
-import { checkKeys, make, type Named, positiveInt } from './define.js';
+import { admit, ceilDiv, deny, floorDiv, type PolicyState, type Verdict } from './common.js';
+import { bucketPolicy, type Named } from './define.js';
+import type { PolicyKindRow } from './kinds.js';
 
 /**
  * Options of `tokenBucket`: `limit` tokens refilled per `interval`, held up to `burst`, and an
@@ -35,27 +23,6 @@ export interface TokenBucketOptions extends Named {
   burst?: number;
 }
 
-// Buckets count in ticks: one unit of cost = `interval / gcd` ticks and one ms = `limit / gcd`
-// ticks, so a refill rate such as 7 per minute stays exact without fractions.
-export function bucketPolicy(
-  kind: 'tokenBucket' | 'leakyBucket',
-  o: Record<string, unknown>,
-  capacity: number,
-): Policy {
-  const limit = positiveInt(o.limit, `${kind}: limit`);
-  const windowMs = parseDuration(o.interval, `${kind}: interval`);
-  const g = gcd(windowMs, limit);
-  const ticksPerUnit = windowMs / g;
-  const ticksPerMs = limit / g;
-  if (!Number.isSafeInteger(capacity * ticksPerUnit * 2 + ticksPerMs)) {
-    throw new FloodgateError(
-      'INVALID_POLICY',
-      `${kind}: capacity × interval is too large to count exactly`,
-    );
-  }
-  return make(kind, o, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
-}
-
 /**
  * Refills `limit` tokens per `interval` continuously, up to `burst`; one stored timestamp (GCRA).
  * @example
@@ -68,22 +35,19 @@ export function bucketPolicy(
  * ```
  */
 export function tokenBucket(options: TokenBucketOptions): Policy {
-  const o = checkKeys(options, ['limit', 'interval', 'burst', 'name'], 'tokenBucket');
-  const burst =
-    o.burst === undefined
-      ? positiveInt(o.limit, 'tokenBucket: limit')
-      : positiveInt(o.burst, 'tokenBucket: burst');
-  return bucketPolicy('tokenBucket', o, burst);
+  return bucketPolicy(TOKEN_BUCKET, options, 'burst');
 }
 
 /**
  * The reference for both buckets (token_bucket.lua mirrors it), writing into `v`: GCRA over the
- * theoretical arrival time, state `[tatMs, tatTicks]` as `s0`, `s1`. `shaping` (leakyBucket)
- * reports the wait as delay.
+ * theoretical arrival time, params `[capacity, ticksPerUnit, ticksPerMs]` (define.ts
+ * `bucketPolicy`), state `[tatMs, tatTicks]` as `s0`, `s1`. `shaping` (leakyBucket) reports the
+ * wait as delay. The kind table runs it as `tokenBucketKernel` and `leakyBucketKernel`.
  * @example
  * A leaky bucket's second request waits `interval / limit` (`delayMs`); `params` feed the kernel.
  * ```ts
- * import { bucketKernel, leakyBucket, newVerdict } from '@floodgate/core';
+ * import { leakyBucket } from '@floodgate/core';
+ * import { bucketKernel, newVerdict } from '@floodgate/core/internal';
  *
  * const [capacity, perUnit, perMs] = leakyBucket({ limit: 10, interval: '1s', queue: 5 }).params;
  * const v = newVerdict();
@@ -126,15 +90,44 @@ export function bucketKernel(
   v.n1 = after - whole * perMs;
 }
 
-/** `bucketKernel` on an array state. */
-export function bucketOutcome(
-  shaping: boolean,
-  p: Policy['params'],
-  s: PolicyState | undefined,
+/**
+ * `bucketKernel` with `shaping` off, in the signature of every kind's kernel.
+ * @example
+ * A bucket of 2: two requests pass at once, the third waits for a refill.
+ * ```ts
+ * import { tokenBucket } from '@floodgate/core';
+ * import { newVerdict, tokenBucketKernel } from '@floodgate/core/internal';
+ *
+ * const [capacity, perUnit, perMs] = tokenBucket({ limit: 2, interval: '1s' }).params;
+ * const v = newVerdict();
+ * tokenBucketKernel(capacity, perUnit, perMs, false, 0, 0, 0, undefined, 0, 2, v);
+ * tokenBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, 0, undefined, 0, 1, v);
+ * console.log(v.allowed, v.retryAfterMs); // false 500
+ * ```
+ */
+export function tokenBucketKernel(
+  capacity: number,
+  perUnit: number,
+  perMs: number,
+  has: boolean,
+  s0: number,
+  s1: number,
+  _s2: number,
+  _log: PolicyState | undefined,
   t: number,
   cost: number,
-): PolicyOutcome {
-  const v = newVerdict();
-  bucketKernel(shaping, p[0], p[1], p[2], s !== undefined, s?.[0] ?? 0, s?.[1] ?? 0, t, cost, v);
-  return toOutcome(v, 2);
+  v: Verdict,
+): void {
+  bucketKernel(false, capacity, perUnit, perMs, has, s0, s1, t, cost, v);
 }
+
+/** tokenBucket's row of the kind table (table.ts). */
+export const TOKEN_BUCKET: PolicyKindRow<'tokenBucket'> = {
+  kind: 'tokenBucket',
+  tag: 'tb',
+  lua: 'token_bucket',
+  params: 3,
+  shaping: false,
+  scalars: 2,
+  kernel: tokenBucketKernel,
+};

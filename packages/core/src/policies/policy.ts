@@ -1,0 +1,77 @@
+// The Policy value a factory returns, once its options are checked (define.ts): the name, the
+// key id and the frozen parameters.
+import { FloodgateError } from '../errors.js';
+import { sha256Base64url } from '../hash.js';
+import type { Policy } from '../types.js';
+import type { PolicyKindRow } from './kinds.js';
+
+// Structured Field strings carry printable ASCII only; a name is also used in problem bodies.
+const NAME = /^[\x20-\x7e]{1,64}$/;
+
+function shortDuration(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/**
+ * The key suffix: the kind's tag and 30 bits of a hash of the parameters the algorithm runs on
+ * (`tb:Xk3_9`), so keys stay short whatever the limits: with a 7-character identity and the
+ * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
+ * equal ids (two limiters with one policy share its state); changed parameters give a new key,
+ * and the old state is never read under the new parameters: it expires on its own TTL, within
+ * one window or refill interval. Two distinct policies of one kind under one prefix collide with
+ * odds of 2^-30.
+ */
+function policyId(row: PolicyKindRow, params: readonly number[]): string {
+  const hash = sha256Base64url(`${row.kind}:${params.join(':')}`);
+  return `${row.tag}:${hash.slice(0, 5)}`;
+}
+
+/**
+ * The frozen Policy of checked options: its name (given, or e.g. `'100-per-1m'`), its key id,
+ * and `params`, the numbers the kernel and the Lua fragment run on.
+ */
+export function buildPolicy(
+  row: PolicyKindRow,
+  given: unknown,
+  limit: number,
+  windowMs: number,
+  capacity: number,
+  params: [number, number, number],
+): Policy {
+  const kind = row.kind;
+  let name = `${limit}-per-${shortDuration(windowMs)}`;
+  if (given !== undefined) {
+    if (typeof given !== 'string' || !NAME.test(given)) {
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        `${kind}: name must be 1-64 printable ASCII characters`,
+      );
+    }
+    name = given;
+  }
+  for (const p of params) {
+    if (!Number.isSafeInteger(p)) {
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        `${kind}: limit × window is too large to count exactly`,
+      );
+    }
+  }
+  return Object.freeze({
+    kind,
+    name,
+    id: policyId(row, params),
+    limit,
+    windowMs,
+    capacity,
+    params: Object.freeze(params),
+  });
+}
