@@ -172,7 +172,9 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         await limiter.limit('a');
         const port = server().port;
         await redisCommand(port, ['SCRIPT', 'FLUSH']);
-        expect(await redisCommand(port, ['SCRIPT', 'EXISTS', scriptForKinds(['fixedWindow']).sha1])).toEqual([0]);
+        expect(
+          await redisCommand(port, ['SCRIPT', 'EXISTS', scriptForKinds(['fixedWindow']).sha1]),
+        ).toEqual([0]);
         const before = await commandCalls(port);
         expect((await limiter.limit('a')).remaining).toBe(1);
         expect((await limiter.limit('a')).remaining).toBe(0);
