@@ -91,6 +91,7 @@ export class RedisStore implements Store {
         : undefined;
   }
 
+  /** One decision: one `EVALSHA` of the call's script, or its share of a batch's. */
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     const keys = call.keys;
     return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
