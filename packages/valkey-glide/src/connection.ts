@@ -43,13 +43,15 @@ export class GlideConnection {
   readonly pending: Promise<Client> | undefined;
   #queue: Queued[] | undefined;
 
-  constructor(client: Client | PromiseLike<Client>) {
+  /** `onClient` is called when a promised client arrives, in the same step that sets `client`. */
+  constructor(client: Client | PromiseLike<Client>, onClient: (client: Client) => void) {
     if (isClient(client)) {
       this.client = client;
     } else if (typeof (client as PromiseLike<unknown> | null)?.then === 'function') {
       this.pending = Promise.resolve(client).then((c) => {
         if (!isClient(c)) throw new Error('the promise did not resolve to a GLIDE client');
         this.client = c;
+        onClient(c);
         return c;
       });
       this.pending.catch(() => {}); // reported by each call instead

@@ -75,7 +75,9 @@ export class GlideStore implements Store {
     client: GlideStoreClient | PromiseLike<GlideStoreClient>,
     options: GlideStoreOptions = {},
   ) {
-    const connection = new GlideConnection(client);
+    // Set once the store below is built: a promised client cannot arrive before (it is awaited).
+    let arrived: ((c: GlideStoreClient) => void) | undefined;
+    const connection = new GlideConnection(client, (c) => arrived?.(c));
     const known = connection.client;
     this.#store = new RedisStore(
       connection.transport(known !== undefined && !isCluster(known)),
@@ -85,17 +87,11 @@ export class GlideStore implements Store {
     this.#waits = options.rejectIfNotReady !== true;
     this.#clockNow = options.now ?? Date.now;
     if (this.#store.now !== undefined) this.now = this.#store.now;
-    if (known === undefined) {
-      // Registered before any call's wait on the same promise: a call that waited for the
-      // client finds this store in place.
-      const settled = { ...options };
-      connection.pending!.then(
-        (c) => {
-          this.#store = new RedisStore(connection.transport(!isCluster(c)), settled);
-        },
-        () => {},
-      );
-    }
+    const checked = { ...options };
+    // In the step that sets the client: no call sees the client without the store built for it.
+    arrived = (c) => {
+      this.#store = new RedisStore(connection.transport(!isCluster(c)), checked);
+    };
   }
 
   /**
