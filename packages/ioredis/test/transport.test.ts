@@ -73,9 +73,7 @@ describe('RedisStore over a RedisTransport', () => {
       canBatch: true,
       sendWithWait: () => Promise.reject(new Error('not sent in this test')),
     };
-    expect(
-      () => new RedisStore(strict, { replicas: { count: 1, timeoutMs: 50 } }),
-    ).not.toThrow();
+    expect(() => new RedisStore(strict, { replicas: { count: 1, timeoutMs: 50 } })).not.toThrow();
   });
 
   it('batches the calls of one tick when the transport can and batch is on', async () => {
