@@ -2,7 +2,7 @@
 // arguments a limiter sends (server clock, 10 000 identities), with no Node in the way. Node's
 // throughput at 256 in flight is then read as a share of it.
 import { execFile } from 'node:child_process';
-import { encodeScriptArgs, scriptFor } from '@floodgate/core';
+import { encodeScriptArgs, scriptFor } from '@floodgate/core/redis';
 import { POLICIES, policyOf } from './contenders.mjs';
 
 // Never reached in a run, and small enough that every policy keeps its Redis state int-encoded.

@@ -5,7 +5,8 @@
 // bench/results-glide.json, bench/doc/glide.md and its section of docs/benchmarks.md.
 // Run: pnpm --filter @floodgate/bench bench:glide   (BENCH_SERVER=/path/to/valkey-server)
 import { spawnSync } from 'node:child_process';
-import { encodeScriptArgs, fixedWindow, scriptForKinds } from '@floodgate/core';
+import { fixedWindow } from '@floodgate/core';
+import { encodeScriptArgs, scriptForKinds } from '@floodgate/core/redis';
 import { commandCalls, delta, startRedisServer } from '@floodgate/testkit';
 import { GlideClient, Logger, Script } from '@valkey/valkey-glide';
 import { identities } from './config.mjs';

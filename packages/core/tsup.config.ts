@@ -7,6 +7,7 @@ export default {
     index: 'src/index.ts',
     'headers/index': 'src/headers/index.ts',
     internal: 'src/internal.ts',
+    'redis/index': 'src/redis/index.ts',
   }),
   noExternal: ['@noble/hashes'],
 };

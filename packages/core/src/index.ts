@@ -4,7 +4,6 @@ export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
 export { createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
-export { LUA_SOURCES } from './lua.generated.js';
 export { mergeDecisions } from './merge.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { newVerdict, type Verdict } from './policies/common.js';
@@ -19,17 +18,5 @@ export {
   slidingWindowLog,
 } from './policies/sliding_window_log.js';
 export { type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';
-export { RedisScriptStore, type RedisStoreOptions } from './redis-store.js';
-export {
-  assembleScript,
-  decodeScriptReply,
-  encodeScriptArgs,
-  LIMIT_SCRIPT,
-  LIMIT_SCRIPT_SHA1,
-  type LimitScript,
-  type ScriptReply,
-  scriptFor,
-  scriptForKinds,
-} from './script.js';
 export { evaluateAll, type PolicyResult, type Store, type StoreCall } from './store.js';
 export type { Decision, DecisionReason, Policy, PolicyDecision, PolicyKind } from './types.js';

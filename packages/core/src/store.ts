@@ -64,8 +64,8 @@ export interface PolicyResult {
 /**
  * What a store implements. `evaluate` must be atomic per call: evaluate every policy at one
  * instant, and charge all of them only when all admit. An in-process store can run
- * `evaluateAll`; a Redis-like store can run `LIMIT_SCRIPT` with `encodeScriptArgs` and
- * `decodeScriptReply`.
+ * `evaluateAll`; a Redis-protocol store is a `RedisStore` over a `RedisTransport`
+ * (`@floodgate/core/redis`).
  * @example
  * A minimal in-process store on `evaluateAll` (no eviction; `MemoryStore` is the real one).
  * ```ts

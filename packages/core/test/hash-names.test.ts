@@ -14,7 +14,7 @@ import {
 } from '../src/index.js';
 import { encodeIdentity } from '../src/keys.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
-import { compileScript } from '../src/script.js';
+import { compileScript } from '../src/redis/lua.js';
 
 describe('key names', () => {
   it('policy ids are those computed with node:crypto', () => {

@@ -15,16 +15,15 @@ import {
 import { LUA_SOURCES } from '../src/lua.generated.js';
 import type { PolicyKind } from '../src/policies/kinds.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
-import { batchScriptFor } from '../src/redis-batch.js';
+import { batchScriptFor } from '../src/redis/batch.js';
 import {
   argCount,
   assembleBatchScript,
   assembleScript,
-  decodeScriptReply,
-  encodeScriptArgs,
   scriptFor,
   scriptForKinds,
-} from '../src/script.js';
+} from '../src/redis/lua.js';
+import { decodeScriptReply, encodeScriptArgs } from '../src/redis/protocol.js';
 
 const core = fileURLToPath(new URL('..', import.meta.url));
 

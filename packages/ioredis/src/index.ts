@@ -1,16 +1,12 @@
-import {
-  FloodgateError,
-  RedisScriptStore,
-  type RedisStoreOptions,
-  type Store,
-} from '@floodgate/core';
+import { FloodgateError, type Store } from '@floodgate/core';
+import { RedisStore, type RedisStoreOptions, type RedisTransport } from '@floodgate/core/redis';
 import { MemoryStore } from '@floodgate/memory';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 
 type Pipeline = ChainableCommander;
 
 /**
- * Options of `IoRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default.
+ * Options of `IoRedisStore`; see `RedisStoreOptions` in `@floodgate/core/redis` for each default.
  * @example
  * A store that decides on this process's clock (deterministic tests, servers without `TIME`).
  * ```ts
@@ -58,102 +54,95 @@ export type IoRedisClient = Redis | Cluster;
  * const d = await limiter.limit('key_123');
  * ```
  */
-export class IoRedisStore extends RedisScriptStore {
-  readonly #client: IoRedisClient;
-
+export class IoRedisStore extends RedisStore {
   constructor(client: IoRedisClient, options: IoRedisStoreOptions = {}) {
-    super('ioredis', options);
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof (client as Partial<Redis>).call !== 'function'
-    ) {
-      throw new FloodgateError('INVALID_OPTION', 'IoRedisStore needs an ioredis Redis or Cluster');
-    }
-    this.#client = client;
-  }
-
-  protected async send(_firstKey: string, name: string, args: string[]): Promise<unknown> {
-    // ioredis finds the keys itself (for Cluster routing and keyPrefix).
-    try {
-      return await this.#client.call(name, args);
-    } catch (error) {
-      // A Cluster with enableAutoPipelining does not follow ASK or MOVED when the batch the
-      // command rode in held other commands that succeeded: follow it here.
-      const [reply] = await this.#redirect(error, (p) => p.call(name, args), 0);
-      if (reply instanceof Error) throw reply;
-      return reply;
-    }
-  }
-
-  protected async sendWithWait(
-    _firstKey: string,
-    name: string,
-    args: string[],
-    count: number,
-    timeoutMs: number,
-  ): Promise<[unknown, number]> {
-    // One pipeline: one round trip, one connection (on a Cluster, the node owning the keys; the
-    // keyless WAIT rides along, and WAIT counts the replicas holding that connection's writes).
-    const add = (p: Pipeline) => p.call(name, args).call('WAIT', String(count), String(timeoutMs));
-    let [reply, waited] = await this.#exec(this.#client, false, add);
-    if (reply instanceof Error) [reply, waited] = await this.#redirect(reply, add, 0);
-    if (waited instanceof Error) throw waited;
-    return [reply, Number(waited)];
-  }
-
-  /** Runs `add`'s commands as one pipeline (after ASKING if asked); replies, errors as values. */
-  async #exec(
-    target: Redis | Cluster,
-    asking: boolean,
-    add: (p: Pipeline) => Pipeline,
-  ): Promise<unknown[]> {
-    const pipeline = target.pipeline();
-    if (asking) pipeline.call('ASKING');
-    const replies = (await add(pipeline).exec()) as [Error | null, unknown][] | null;
-    if (replies === null) throw new Error('the pipeline was discarded');
-    return replies.slice(asking ? 1 : 0).map(([e, r]) => e ?? r);
-  }
-
-  /**
-   * Follows an `ASK` or `MOVED` error to the node it names, up to 5 times; any other error is
-   * thrown as is. A pipeline in which another command (WAIT) succeeded is not redirected by
-   * ioredis, nor is an auto-pipelined batch that mixed commands.
-   */
-  async #redirect(
-    error: unknown,
-    add: (p: Pipeline) => Pipeline,
-    depth: number,
-  ): Promise<unknown[]> {
-    const m = /^(MOVED|ASK) \d+ (.+):(\d+)$/.exec(error instanceof Error ? error.message : '');
-    const node = m === null || depth >= 5 ? undefined : this.#node(m[2]!, Number(m[3]));
-    if (node === undefined) throw error;
-    if (m![1] === 'MOVED') (this.#client as Cluster).refreshSlotsCache();
-    const replies = await this.#exec(node, m![1] === 'ASK', add);
-    if (replies[0] instanceof Error && /^(MOVED|ASK) /.test(replies[0].message)) {
-      return this.#redirect(replies[0], add, depth + 1);
-    }
-    return replies;
-  }
-
-  /** The connection a Cluster holds to the node at host:port, if it knows that node. */
-  #node(host: string, port: number): Redis | undefined {
-    const client = this.#client as Partial<Cluster>;
-    if (typeof client.nodes !== 'function') return undefined;
-    return client.nodes('all').find((n) => n.options.port === port && n.options.host === host);
-  }
-
-  /** A single-node connection batches; a Cluster does not (one slot per script). */
-  protected canBatch(): boolean {
-    return (this.#client as Partial<Cluster>).isCluster !== true;
-  }
-
-  protected isReady(): boolean {
-    return this.#client.status === 'ready';
+    super(ioredisTransport(client), options);
   }
 
   /** A fresh in-process MemoryStore: the limiter's default `onStoreError`. */
   fallback(): Store {
     return new MemoryStore({ now: this.clockNow });
   }
+}
+
+/** How the store reaches Redis through ioredis (or iovalkey, its fork). */
+function ioredisTransport(client: IoRedisClient): RedisTransport {
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof (client as Partial<Redis>).call !== 'function'
+  ) {
+    throw new FloodgateError('INVALID_OPTION', 'IoRedisStore needs an ioredis Redis or Cluster');
+  }
+  return {
+    label: 'ioredis',
+    // A single-node connection batches; a Cluster does not (one slot per script).
+    canBatch: (client as Partial<Cluster>).isCluster !== true,
+    async send(_firstKey, name, args) {
+      // ioredis finds the keys itself (for Cluster routing and keyPrefix).
+      try {
+        return await client.call(name, args);
+      } catch (error) {
+        // A Cluster with enableAutoPipelining does not follow ASK or MOVED when the batch the
+        // command rode in held other commands that succeeded: follow it here.
+        const [reply] = await redirect(client, error, (p) => p.call(name, args), 0);
+        if (reply instanceof Error) throw reply;
+        return reply;
+      }
+    },
+    async sendWithWait(_firstKey, name, args, count, timeoutMs) {
+      // One pipeline: one round trip, one connection (on a Cluster, the node owning the keys;
+      // the keyless WAIT rides along, and WAIT counts the replicas holding that connection's
+      // writes).
+      const add = (p: Pipeline) =>
+        p.call(name, args).call('WAIT', String(count), String(timeoutMs));
+      let [reply, waited] = await exec(client, false, add);
+      if (reply instanceof Error) [reply, waited] = await redirect(client, reply, add, 0);
+      if (waited instanceof Error) throw waited;
+      return [reply, Number(waited)];
+    },
+    isReady: () => client.status === 'ready',
+  };
+}
+
+/** Runs `add`'s commands as one pipeline (after ASKING if asked); replies, errors as values. */
+async function exec(
+  target: Redis | Cluster,
+  asking: boolean,
+  add: (p: Pipeline) => Pipeline,
+): Promise<unknown[]> {
+  const pipeline = target.pipeline();
+  if (asking) pipeline.call('ASKING');
+  const replies = (await add(pipeline).exec()) as [Error | null, unknown][] | null;
+  if (replies === null) throw new Error('the pipeline was discarded');
+  return replies.slice(asking ? 1 : 0).map(([e, r]) => e ?? r);
+}
+
+/**
+ * Follows an `ASK` or `MOVED` error to the node it names, up to 5 times; any other error is
+ * thrown as is. A pipeline in which another command (WAIT) succeeded is not redirected by
+ * ioredis, nor is an auto-pipelined batch that mixed commands.
+ */
+async function redirect(
+  client: IoRedisClient,
+  error: unknown,
+  add: (p: Pipeline) => Pipeline,
+  depth: number,
+): Promise<unknown[]> {
+  const m = /^(MOVED|ASK) \d+ (.+):(\d+)$/.exec(error instanceof Error ? error.message : '');
+  const node = m === null || depth >= 5 ? undefined : nodeAt(client, m[2]!, Number(m[3]));
+  if (node === undefined) throw error;
+  if (m![1] === 'MOVED') (client as Cluster).refreshSlotsCache();
+  const replies = await exec(node, m![1] === 'ASK', add);
+  if (replies[0] instanceof Error && /^(MOVED|ASK) /.test(replies[0].message)) {
+    return redirect(client, replies[0], add, depth + 1);
+  }
+  return replies;
+}
+
+/** The connection a Cluster holds to the node at host:port, if it knows that node. */
+function nodeAt(client: IoRedisClient, host: string, port: number): Redis | undefined {
+  const cluster = client as Partial<Cluster>;
+  if (typeof cluster.nodes !== 'function') return undefined;
+  return cluster.nodes('all').find((n) => n.options.port === port && n.options.host === host);
 }

@@ -3,7 +3,7 @@ import type { Cluster, Valkey } from 'iovalkey';
 
 /**
  * Options of `IoValkeyStore`: those of `IoRedisStore` (see `RedisStoreOptions` in
- * `@floodgate/core` for each default).
+ * `@floodgate/core/redis` for each default).
  * @example
  * A store that fails at once while the connection is down, so the limiter falls back.
  * ```ts

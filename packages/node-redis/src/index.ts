@@ -1,13 +1,9 @@
-import {
-  FloodgateError,
-  RedisScriptStore,
-  type RedisStoreOptions,
-  type Store,
-} from '@floodgate/core';
+import { FloodgateError, type Store } from '@floodgate/core';
+import { RedisStore, type RedisStoreOptions, type RedisTransport } from '@floodgate/core/redis';
 import { MemoryStore } from '@floodgate/memory';
 
 /**
- * Options of `NodeRedisStore`; see `RedisStoreOptions` in `@floodgate/core` for each default.
+ * Options of `NodeRedisStore`; see `RedisStoreOptions` in `@floodgate/core/redis` for each default.
  * @example
  * Strict mode: an admission counts once one replica holds it (see `RedisStoreOptions.replicas`).
  * ```ts
@@ -111,106 +107,103 @@ interface ClusterWithMulti {
  * });
  * ```
  */
-export class NodeRedisStore extends RedisScriptStore {
-  readonly #send: (firstKey: string, args: Args) => Promise<unknown>;
-  readonly #client: NodeRedisClient;
-  readonly #cluster: boolean;
-
+export class NodeRedisStore extends RedisStore {
   constructor(client: NodeRedisClient, options: NodeRedisStoreOptions = {}) {
-    super('node-redis', options);
-    if (
-      typeof client !== 'object' ||
-      client === null ||
-      typeof (client as Partial<NodeRedisClientLike>).sendCommand !== 'function'
-    ) {
-      throw new FloodgateError(
-        'INVALID_OPTION',
-        'NodeRedisStore needs a node-redis client or cluster (createClient() / createCluster())',
-      );
-    }
-    this.#client = client;
-    this.#cluster = typeof (client as Partial<NodeRedisClusterLike>).getSlotMaster === 'function';
-    if (this.#cluster) {
-      const cluster = client as NodeRedisClusterLike;
-      // The first key routes the command to the master owning its slot (node-redis 1.x cannot
-      // find the key of EVALSHA by itself).
-      this.#send = (firstKey, args) => cluster.sendCommand(firstKey, false, args);
-    } else {
-      // node-redis 4 in legacyMode keeps the promise API under `.v4`.
-      const legacy = client as { v4?: NodeRedisClientLike; options?: { legacyMode?: boolean } };
-      const single =
-        legacy.options?.legacyMode === true && legacy.v4 !== undefined
-          ? legacy.v4
-          : (client as NodeRedisClientLike);
-      this.#send = (_firstKey, args) => single.sendCommand(args);
-    }
-  }
-
-  protected send(firstKey: string, name: string, args: string[]): Promise<unknown> {
-    return this.#send(firstKey, [name, ...args]);
-  }
-
-  protected async sendWithWait(
-    firstKey: string,
-    name: string,
-    args: string[],
-    count: number,
-    timeoutMs: number,
-  ): Promise<[unknown, number]> {
-    const command = [name, ...args];
-    const wait = ['WAIT', String(count), String(timeoutMs)];
-    const multi = (this.#client as Partial<ClusterWithMulti>).multi;
-    if (this.#cluster && typeof multi === 'function') {
-      // A cluster pipeline routed by the first key: the pair always travels together, so WAIT
-      // runs on the connection that ran the script.
-      for (let attempt = 0; ; attempt++) {
-        const pipeline = multi.call(this.#client, firstKey);
-        // redis 5+ takes (firstKey, isReadonly, args); redis 4 and @node-redis/client 1 (firstKey, args).
-        const add = (a: string[]) =>
-          pipeline.addCommand.length >= 4
-            ? pipeline.addCommand(firstKey, false, a)
-            : pipeline.addCommand(firstKey, a);
-        add(command);
-        add(wait);
-        try {
-          const [reply, waited] = await pipeline.execAsPipeline();
-          if (waited instanceof Error) throw waited;
-          return [reply, Number(waited)];
-        } catch (error) {
-          // Not every generation follows MOVED for a pipeline (redis 6 does not): a plain
-          // command on the key does, and refreshes the slot map; then the pair is sent again.
-          // An ASK (slot mid-migration) is not followed: the decision fails, closed.
-          if (attempt < 3 && error instanceof Error && error.message.startsWith('MOVED ')) {
-            await this.#send(firstKey, ['EXISTS', firstKey]).catch(() => {});
-            continue;
-          }
-          // The first error reply (NOSCRIPT for the script, or WAIT's): an error either way.
-          return [error, 0];
-        }
-      }
-    }
-    // One connection: sent in the same tick, node-redis writes both together (one round trip),
-    // and WAIT counts the replicas holding that connection's writes.
-    const [script, waited] = await Promise.allSettled([
-      this.#send(firstKey, command),
-      this.#send(firstKey, wait),
-    ]);
-    if (waited.status === 'rejected') throw waited.reason;
-    return [script.status === 'fulfilled' ? script.value : script.reason, Number(waited.value)];
-  }
-
-  /** A single-node client (or pool) batches; a cluster does not (one slot per script). */
-  protected canBatch(): boolean {
-    return !this.#cluster;
-  }
-
-  protected isReady(): boolean {
-    const c = this.#client;
-    return typeof c.isReady === 'boolean' ? c.isReady : c.isOpen !== false;
+    super(nodeRedisTransport(client), options);
   }
 
   /** A fresh in-process MemoryStore: the limiter's default `onStoreError`. */
   fallback(): Store {
     return new MemoryStore({ now: this.clockNow });
   }
+}
+
+/** How the store reaches Redis through a node-redis client or cluster. */
+function nodeRedisTransport(client: NodeRedisClient): RedisTransport {
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof (client as Partial<NodeRedisClientLike>).sendCommand !== 'function'
+  ) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'NodeRedisStore needs a node-redis client or cluster (createClient() / createCluster())',
+    );
+  }
+  const cluster = typeof (client as Partial<NodeRedisClusterLike>).getSlotMaster === 'function';
+  let send: (firstKey: string, args: Args) => Promise<unknown>;
+  if (cluster) {
+    const c = client as NodeRedisClusterLike;
+    // The first key routes the command to the master owning its slot (node-redis 1.x cannot
+    // find the key of EVALSHA by itself).
+    send = (firstKey, args) => c.sendCommand(firstKey, false, args);
+  } else {
+    // node-redis 4 in legacyMode keeps the promise API under `.v4`.
+    const legacy = client as { v4?: NodeRedisClientLike; options?: { legacyMode?: boolean } };
+    const single =
+      legacy.options?.legacyMode === true && legacy.v4 !== undefined
+        ? legacy.v4
+        : (client as NodeRedisClientLike);
+    send = (_firstKey, args) => single.sendCommand(args);
+  }
+  return {
+    label: 'node-redis',
+    // A single-node client (or pool) batches; a cluster does not (one slot per script).
+    canBatch: !cluster,
+    send: (firstKey, name, args) => send(firstKey, [name, ...args]),
+    sendWithWait: (firstKey, name, args, count, timeoutMs) =>
+      sendWithWait(client, cluster, send, firstKey, [name, ...args], count, timeoutMs),
+    isReady: () => (typeof client.isReady === 'boolean' ? client.isReady : client.isOpen !== false),
+  };
+}
+
+/** Strict mode: the script and its WAIT, one round trip on the connection that runs the script. */
+async function sendWithWait(
+  client: NodeRedisClient,
+  cluster: boolean,
+  send: (firstKey: string, args: Args) => Promise<unknown>,
+  firstKey: string,
+  command: Args,
+  count: number,
+  timeoutMs: number,
+): Promise<[unknown, number]> {
+  const wait = ['WAIT', String(count), String(timeoutMs)];
+  const multi = (client as Partial<ClusterWithMulti>).multi;
+  if (cluster && typeof multi === 'function') {
+    // A cluster pipeline routed by the first key: the pair always travels together, so WAIT
+    // runs on the connection that ran the script.
+    for (let attempt = 0; ; attempt++) {
+      const pipeline = multi.call(client, firstKey);
+      // redis 5+ takes (firstKey, isReadonly, args); redis 4 and @node-redis/client 1 (firstKey, args).
+      const add = (a: string[]) =>
+        pipeline.addCommand.length >= 4
+          ? pipeline.addCommand(firstKey, false, a)
+          : pipeline.addCommand(firstKey, a);
+      add(command);
+      add(wait);
+      try {
+        const [reply, waited] = await pipeline.execAsPipeline();
+        if (waited instanceof Error) throw waited;
+        return [reply, Number(waited)];
+      } catch (error) {
+        // Not every generation follows MOVED for a pipeline (redis 6 does not): a plain
+        // command on the key does, and refreshes the slot map; then the pair is sent again.
+        // An ASK (slot mid-migration) is not followed: the decision fails, closed.
+        if (attempt < 3 && error instanceof Error && error.message.startsWith('MOVED ')) {
+          await send(firstKey, ['EXISTS', firstKey]).catch(() => {});
+          continue;
+        }
+        // The first error reply (NOSCRIPT for the script, or WAIT's): an error either way.
+        return [error, 0];
+      }
+    }
+  }
+  // One connection: sent in the same tick, node-redis writes both together (one round trip),
+  // and WAIT counts the replicas holding that connection's writes.
+  const [script, waited] = await Promise.allSettled([
+    send(firstKey, command),
+    send(firstKey, wait),
+  ]);
+  if (waited.status === 'rejected') throw waited.reason;
+  return [script.status === 'fulfilled' ? script.value : script.reason, Number(waited.value)];
 }

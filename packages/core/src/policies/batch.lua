@@ -1,6 +1,6 @@
--- Batches (redis-batch.ts coalesces them): several calls of one combination of kinds in one
+-- Batches (redis/batch.ts coalesces them): several calls of one combination of kinds in one
 -- script run, each answered exactly as the one-call script would have answered it alone.
--- script.ts puts the one-call script's body (compose.lua's prelude and the fragments, the same
+-- redis/lua.ts puts the one-call script's body (compose.lua's prelude and the fragments, the same
 -- text) between @head and @tail as the function `one`, reading its KEYS and ARGV at offsets kb
 -- and ab; there the prelude's TIME read becomes batch_clock, read at most once per batch, before
 -- the first call, and only when some call needs it (server clock or a deadline).

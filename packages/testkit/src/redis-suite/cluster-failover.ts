@@ -1,4 +1,5 @@
-import { createLimiter, fixedWindow, type RedisStoreOptions } from '@floodgate/core';
+import { createLimiter, fixedWindow } from '@floodgate/core';
+import type { RedisStoreOptions } from '@floodgate/core/redis';
 import type { RedisCluster } from '../redis-cluster.js';
 import { keysFor } from '../redis-inspect.js';
 import { redisCommands } from '../resp.js';

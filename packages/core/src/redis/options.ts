@@ -1,11 +1,11 @@
-import { FloodgateError } from './errors.js';
+import { FloodgateError } from '../errors.js';
 
 /**
  * Options every Redis-backed store takes.
  * @example
  * Options for a store on the caller's clock that fails fast while disconnected.
  * ```ts
- * import type { RedisStoreOptions } from '@floodgate/core';
+ * import type { RedisStoreOptions } from '@floodgate/core/redis';
  * import { IoRedisStore } from '@floodgate/ioredis';
  * import { Redis } from 'ioredis';
  *

@@ -1,14 +1,10 @@
-import { FloodgateError } from './errors.js';
-import type { PolicyKind } from './policies/kinds.js';
-import {
-  argCount,
-  compileScript,
-  decodeScriptReply,
-  type LimitScript,
-  writeScriptArgs,
-} from './script.js';
-import type { PolicyResult, StoreCall } from './store.js';
-import type { Policy } from './types.js';
+import { FloodgateError } from '../errors.js';
+import type { PolicyKind } from '../policies/kinds.js';
+import type { PolicyResult, StoreCall } from '../store.js';
+import type { Policy } from '../types.js';
+import { argCount, compileScript, type LimitScript } from './lua.js';
+import { decodeScriptReply, writeScriptArgs } from './protocol.js';
+import type { ScriptRunner } from './runner.js';
 
 /** The batch script of one combination of kinds, and how many KEYS and ARGV a call takes. */
 export interface BatchScript extends LimitScript {
@@ -77,18 +73,6 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-/** What a batcher needs from its store. */
-export interface BatchTransport {
-  /** The one-call path: one `EVALSHA` of the plain script, decoded. */
-  one(call: StoreCall, now?: number, deadline?: number): Promise<readonly PolicyResult[]>;
-  /** Runs `args` (sha1 first) with `NOSCRIPT` recovery; failures already `STORE_UNAVAILABLE`. */
-  run(firstKey: string, args: string[], script: LimitScript): Promise<unknown>;
-  /** A Redis `TIME` in ms from a reply, and the `performance.now()` it arrived at. */
-  sample(time: number, received: number): void;
-  /** Wraps an error a call's part of the reply carries as `STORE_UNAVAILABLE`. */
-  unavailable(error: unknown): FloodgateError;
-}
-
 const defer: (fn: () => void) => void =
   typeof process === 'object' && typeof process?.nextTick === 'function'
     ? (fn) => process.nextTick(fn)
@@ -102,13 +86,13 @@ const defer: (fn: () => void) => void =
  */
 export class Batcher {
   readonly #max: number;
-  readonly #transport: BatchTransport;
+  readonly #runner: ScriptRunner;
   readonly #groups = new Map<BatchScript, Pending[]>();
   #scheduled = false;
 
-  constructor(maxCalls: number, transport: BatchTransport) {
+  constructor(maxCalls: number, runner: ScriptRunner) {
     this.#max = maxCalls;
-    this.#transport = transport;
+    this.#runner = runner;
   }
 
   submit(call: StoreCall, now?: number, deadline?: number): Promise<readonly PolicyResult[]> {
@@ -140,7 +124,7 @@ export class Batcher {
   #dispatch(script: BatchScript, group: Pending[]): void {
     if (group.length === 1) {
       const p = group[0]!;
-      this.#transport.one(p.call, p.now, p.deadline).then(p.resolve, p.reject);
+      this.#runner.one(p.call, p.now, p.deadline).then(p.resolve, p.reject);
     } else {
       void this.#many(script, group);
     }
@@ -156,7 +140,7 @@ export class Batcher {
     for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline);
     let reply: unknown;
     try {
-      reply = await this.#transport.run(group[0]!.call.keys[0]!, args, script);
+      reply = await this.#runner.run(group[0]!.call.keys[0]!, args, script);
     } catch (error) {
       // Nothing of the batch is known to have run: each call fails as it would have alone.
       for (const p of group) p.reject(error);
@@ -174,12 +158,12 @@ export class Batcher {
       const p = group[i]!;
       try {
         if (Array.isArray(part) && part.length === 2 && String(part[0]) === 'error') {
-          throw this.#transport.unavailable(new Error(String(part[1])));
+          throw this.#runner.unavailable(new Error(String(part[1])));
         }
         const { results, time } = decodeScriptReply(part, k);
         if (!sampled && time > 0) {
           // Every part carries the batch's one TIME.
-          this.#transport.sample(time, received);
+          this.#runner.offset.sample(time, received);
           sampled = true;
         }
         p.resolve(results);

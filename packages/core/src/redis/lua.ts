@@ -1,16 +1,19 @@
-import { FloodgateError } from './errors.js';
-import { sha1Hex } from './hash.js';
-import { LUA_SOURCES } from './lua.generated.js';
-import type { PolicyKind } from './policies/kinds.js';
-import type { PolicyResult, StoreCall } from './store.js';
-import type { Policy } from './types.js';
+// Lua assembly: one lean script per combination of policy kinds, from the fragments in
+// ../policies/*.lua (inlined by scripts/gen-lua.mjs). What a script takes and returns is
+// protocol.ts.
+import { FloodgateError } from '../errors.js';
+import { sha1Hex } from '../hash.js';
+import { LUA_SOURCES } from '../lua.generated.js';
+import type { PolicyKind } from '../policies/kinds.js';
+import { POLICY_TABLE } from '../policies/table.js';
+import type { Policy } from '../types.js';
 
 /**
  * One assembled limit script: its text (for `EVAL`) and SHA-1 (for `EVALSHA`).
  * @example
  * Loading a script ahead of time, so the first `EVALSHA` does not meet `NOSCRIPT`.
  * ```ts
- * import { type LimitScript, scriptForKinds } from '@floodgate/core';
+ * import { type LimitScript, scriptForKinds } from '@floodgate/core/redis';
  * import { Redis } from 'ioredis';
  *
  * const redis = new Redis();
@@ -40,8 +43,8 @@ function section(source: string, marker: string): string {
 }
 
 function fragmentOf(kind: PolicyKind): Fragment {
-  const name = kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  let source = LUA_SOURCES[name]!;
+  const row = POLICY_TABLE[kind];
+  let source = LUA_SOURCES[row.lua]!;
   const use = /\n-- @use (\w+)/.exec(source);
   if (use !== null) source = LUA_SOURCES[use[1]!]!;
   const params = /\n-- @params ([\w ]+)/.exec(source)![1]!.trim().split(/\s+/);
@@ -49,7 +52,7 @@ function fragmentOf(kind: PolicyKind): Fragment {
     params,
     eval: section(source, 'eval'),
     write: section(source, 'write'),
-    shaping: kind === 'leakyBucket',
+    shaping: row.shaping,
   };
 }
 
@@ -144,15 +147,8 @@ function callBody(
 
 /**
  * Assembles the script for a combination of kinds (compose.lua says how): straight-line code, no
- * dispatch table, no closures beyond the helpers its fragments call.
- * @example
- * The Lua text for a limiter with a token bucket and a daily window, to read or review.
- * ```ts
- * import { assembleScript } from '@floodgate/core';
- *
- * const lua = assembleScript(['tokenBucket', 'fixedWindow']);
- * console.log(lua.split('\n')[0]); // '-- Floodgate limit script: tokenBucket + fixedWindow'
- * ```
+ * dispatch table, no closures beyond the helpers its fragments call. Its first line names the
+ * kinds: `-- Floodgate limit script: tokenBucket + fixedWindow`.
  */
 export function assembleScript(kinds: readonly PolicyKind[]): string {
   const fragments = kinds.map(fragmentOf);
@@ -221,7 +217,7 @@ export function compileScript(variant: 'one' | 'batch', kinds: readonly PolicyKi
  * The script for these kinds, assembled once per process.
  * @example
  * ```ts
- * import { scriptForKinds } from '@floodgate/core';
+ * import { scriptForKinds } from '@floodgate/core/redis';
  *
  * const { source, sha1 } = scriptForKinds(['slidingWindow']);
  * console.log(`EVALSHA ${sha1}`, `${source.length} bytes of Lua`);
@@ -236,7 +232,7 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  * @example
  * One decision with a client this package has no store for: `EVALSHA` with the call's keys.
  * ```ts
- * import { decodeScriptReply, encodeScriptArgs, scriptFor } from '@floodgate/core';
+ * import { decodeScriptReply, encodeScriptArgs, scriptFor } from '@floodgate/core/redis';
  * import type { StoreCall } from '@floodgate/core';
  *
  * declare const call: StoreCall;
@@ -255,135 +251,7 @@ export function scriptFor(policies: readonly Policy[]): LimitScript {
   return script;
 }
 
-/**
- * The script of a limiter with one fixedWindow policy.
- * @deprecated One script per combination now (`scriptFor`); this is a lone fixedWindow's.
- * @example
- * Its replacement gives the same text.
- * ```ts
- * import { LIMIT_SCRIPT, scriptForKinds } from '@floodgate/core';
- *
- * console.log(LIMIT_SCRIPT === scriptForKinds(['fixedWindow']).source); // true
- * ```
- */
-export const LIMIT_SCRIPT: string = scriptForKinds(['fixedWindow']).source;
-/**
- * The SHA-1 of `LIMIT_SCRIPT`, for `EVALSHA`.
- * @deprecated See `LIMIT_SCRIPT`.
- * @example
- * Its replacement gives the same hash.
- * ```ts
- * import { LIMIT_SCRIPT_SHA1, scriptForKinds } from '@floodgate/core';
- *
- * console.log(LIMIT_SCRIPT_SHA1 === scriptForKinds(['fixedWindow']).sha1); // true
- * ```
- */
-export const LIMIT_SCRIPT_SHA1: string = scriptForKinds(['fixedWindow']).sha1;
-
-const paramsCache = new WeakMap<readonly Policy[], readonly string[]>();
-
 /** How many of `Policy.params` a kind's fragment reads (its @params). */
 export function paramCount(kind: PolicyKind): number {
-  return fragmentOf(kind).params.length;
-}
-
-function paramsOf(policies: readonly Policy[]): readonly string[] {
-  let params = paramsCache.get(policies);
-  if (params === undefined) {
-    params = policies.flatMap((p) => p.params.slice(0, paramCount(p.kind)).map(String));
-    paramsCache.set(policies, params);
-  }
-  return params;
-}
-
-/**
- * `ARGV` for `scriptFor(call.policies)` (its `KEYS` are `call.keys`). `now` in integer ms uses
- * the caller's clock; undefined lets the script read Redis `TIME`. `deadline` is a Redis `TIME`
- * in ms after which the script must not charge (its caller has given up); undefined for none.
- * @example
- * `ARGV` for a call decided on this process's clock (`clock: 'client'`).
- * ```ts
- * import { encodeScriptArgs, type StoreCall } from '@floodgate/core';
- *
- * declare const call: StoreCall;
- * const argv = encodeScriptArgs(call, Date.now()); // [mode, cost, now, deadline, ...params]
- * ```
- */
-export function encodeScriptArgs(call: StoreCall, now?: number, deadline?: number): string[] {
-  const args = new Array<string>(4 + paramsOf(call.policies).length);
-  writeScriptArgs(args, 0, call, now, deadline);
-  return args;
-}
-
-/** Writes `encodeScriptArgs(call, now, deadline)` into `target` from `at`; returns the count. */
-export function writeScriptArgs(
-  target: string[],
-  at: number,
-  call: StoreCall,
-  now?: number,
-  deadline?: number,
-): number {
-  const params = paramsOf(call.policies);
-  target[at] = call.mode;
-  target[at + 1] = String(call.cost);
-  target[at + 2] = now === undefined ? '' : String(now);
-  target[at + 3] = deadline === undefined ? '' : String(deadline);
-  for (let i = 0; i < params.length; i++) target[at + 4 + i] = params[i]!;
-  return 4 + params.length;
-}
-
-/**
- * What one run of the limit script said.
- * @example
- * ```ts
- * import { decodeScriptReply, type ScriptReply } from '@floodgate/core';
- *
- * declare const reply: unknown; // what EVALSHA returned for a one-policy call
- * const { results, time }: ScriptReply = decodeScriptReply(reply, 1);
- * console.log(results[0]?.allowed, time);
- * ```
- */
-export interface ScriptReply {
-  readonly results: PolicyResult[];
-  /** Redis `TIME` in ms as the script read it; 0 when it did not read it (client clock, no deadline). */
-  readonly time: number;
-}
-
-/**
- * Reads the script's reply: five integers per policy, then the Redis time. A `'late'` reply (the
- * script ran after the call's deadline and wrote nothing) is `STORE_TIMEOUT`; anything else
- * unexpected is `STORE_PROTOCOL`.
- * @example
- * A bad reply is a `FloodgateError`, never a wrong decision.
- * ```ts
- * import { decodeScriptReply, isFloodgateError } from '@floodgate/core';
- *
- * try {
- *   decodeScriptReply(['not', 'a', 'reply'], 1);
- * } catch (error) {
- *   if (isFloodgateError(error)) console.log(error.code); // 'STORE_PROTOCOL'
- * }
- * ```
- */
-export function decodeScriptReply(reply: unknown, policyCount: number): ScriptReply {
-  if (Array.isArray(reply) && reply.length === 2 && String(reply[0]) === 'late') {
-    throw new FloodgateError(
-      'STORE_TIMEOUT',
-      'the limit script ran after its deadline and charged nothing',
-    );
-  }
-  if (!Array.isArray(reply) || reply.length !== policyCount * 5 + 1) {
-    throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the limit script');
-  }
-  const results: PolicyResult[] = [];
-  for (let i = 0; i < policyCount * 5; i += 5) {
-    results.push({
-      allowed: Number(reply[i]) === 1,
-      remaining: Number(reply[i + 1]),
-      resetAfterMs: Number(reply[i + 2]),
-      retryAfterMs: Number(reply[i + 3]),
-      delayMs: Number(reply[i + 4]),
-    });
-  }
-  return { results, time: Number(reply[policyCount * 5]) };
+  return POLICY_TABLE[kind].params;
 }

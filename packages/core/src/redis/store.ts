@@ -1,0 +1,164 @@
+import { FloodgateError } from '../errors.js';
+import type { PolicyResult, Store, StoreCall } from '../store.js';
+import { Batcher, checkBatch } from './batch.js';
+import { KeyOrder } from './key-order.js';
+import { checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
+import { ScriptRunner } from './runner.js';
+import type { RedisTransport } from './transport.js';
+
+/**
+ * The store every Redis client adapter is built from: a `RedisTransport` (how this client sends
+ * a command) and the options. It checks the options, runs one `EVALSHA` per decision (`EVAL`
+ * again after `NOSCRIPT`), batches the calls of one tick when the transport can, waits for
+ * replicas in strict mode, resets with one `DEL`, and reports failures as `STORE_UNAVAILABLE`.
+ * It has no `fallback`: core holds no in-process store, so an adapter adds one.
+ * @example
+ * A store for another Redis client: its transport, and a fallback for the limiter.
+ * ```ts
+ * import type { Store } from '@floodgate/core';
+ * import { RedisStore, type RedisStoreOptions } from '@floodgate/core/redis';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * interface MyClient { command(argv: string[]): Promise<unknown>; connected: boolean }
+ * class MyRedisStore extends RedisStore {
+ *   constructor(client: MyClient, options: RedisStoreOptions = {}) {
+ *     super(
+ *       {
+ *         label: 'my-client',
+ *         canBatch: true,
+ *         send: (_firstKey, name, args) => client.command([name, ...args]),
+ *         isReady: () => client.connected,
+ *       },
+ *       options,
+ *     );
+ *   }
+ *   fallback(): Store {
+ *     return new MemoryStore({ now: this.clockNow });
+ *   }
+ * }
+ * ```
+ */
+export class RedisStore implements Store {
+  readonly remote = true;
+  /** Set with `clock: 'client'` only: the limiter's blocked-key cache then runs on this clock. */
+  readonly now?: () => number;
+  /** The clock for the fallback store: the client clock, or `Date.now`. */
+  protected readonly clockNow: () => number;
+  readonly #transport: RedisTransport;
+  readonly #rejectIfNotReady: boolean;
+  readonly #runner: ScriptRunner;
+  /** Decided here, once: undefined runs every call alone. */
+  readonly #batcher: Batcher | undefined;
+  readonly #order = new KeyOrder();
+  /** The `TIME` in flight while the offset to Redis's clock is not known yet. */
+  #probe: Promise<void> | undefined;
+
+  constructor(transport: RedisTransport, options: RedisStoreOptions = {}) {
+    const label = transport.label;
+    if (typeof options !== 'object' || options === null) {
+      throw new FloodgateError('INVALID_OPTION', `${label}: options must be an object`);
+    }
+    for (const key of Object.keys(options)) {
+      if (!OPTION_NAMES.includes(key)) {
+        throw new FloodgateError('INVALID_OPTION', `${label}: unknown option "${key}"`);
+      }
+    }
+    const clock = options.clock ?? 'server';
+    if (clock !== 'server' && clock !== 'client') {
+      throw new FloodgateError('INVALID_OPTION', `clock must be 'server' or 'client'`);
+    }
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw new FloodgateError('INVALID_OPTION', 'now must be a function returning ms');
+    }
+    this.#transport = transport;
+    this.clockNow = options.now ?? Date.now;
+    if (clock === 'client') this.now = this.clockNow;
+    this.#rejectIfNotReady = options.rejectIfNotReady === true;
+    const replicas = checkReplicas(options.replicas);
+    const maxBatch = checkBatch(options.batch);
+    if (replicas !== undefined && typeof transport.sendWithWait !== 'function') {
+      throw new FloodgateError(
+        'INVALID_OPTION',
+        `${label}: replicas (strict mode) is not supported`,
+      );
+    }
+    this.#runner = new ScriptRunner(transport, replicas);
+    // Strict mode pairs each script run with its own WAIT: never batched. Nor is a cluster
+    // client's: the keys of one script must share a slot.
+    this.#batcher =
+      maxBatch > 0 && replicas === undefined && transport.canBatch
+        ? new Batcher(maxBatch, this.#runner)
+        : undefined;
+  }
+
+  /** One decision: one `EVALSHA` of the call's script, or its share of a batch's. */
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    const keys = call.keys;
+    return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
+  }
+
+  async #evaluate(
+    call: StoreCall,
+    barrier: Promise<unknown> | undefined,
+  ): Promise<readonly PolicyResult[]> {
+    let now: number | undefined;
+    if (this.now !== undefined) {
+      now = this.now();
+      if (!Number.isSafeInteger(now) || now < 0) {
+        throw new FloodgateError('INVALID_OPTION', `now() must return integer ms, got ${now}`);
+      }
+    }
+    if (this.#rejectIfNotReady && !this.#transport.isReady()) {
+      throw new FloodgateError(
+        'STORE_UNAVAILABLE',
+        `Redis (${this.#transport.label}) is not ready`,
+      );
+    }
+    if (barrier !== undefined) await barrier;
+    let deadline: number | undefined;
+    if (call.deadline !== undefined && call.mode === 'limit') {
+      // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
+      // one batch, instead of one TIME each and batches split by when each TIME came back.
+      if (!this.#runner.offset.known) await this.#sharedProbe(call.keys[0]!);
+      deadline = this.#runner.offset.toRedis(call.deadline);
+    }
+    if (this.#batcher !== undefined) return this.#batcher.submit(call, now, deadline);
+    return this.#runner.one(call, now, deadline);
+  }
+
+  /** The `TIME` in flight, or a new one; forgotten once settled (a failed one is tried again). */
+  #sharedProbe(firstKey: string): Promise<void> {
+    if (this.#probe === undefined) {
+      const probe = this.#probeTime(firstKey);
+      this.#probe = probe;
+      const forget = () => {
+        if (this.#probe === probe) this.#probe = undefined;
+      };
+      probe.then(forget, forget);
+    }
+    return this.#probe;
+  }
+
+  /** One `TIME`, before the first call with a deadline: a deadline needs Redis's clock. */
+  async #probeTime(firstKey: string): Promise<void> {
+    const reply = await this.#runner.command(firstKey, 'TIME', []);
+    const received = performance.now();
+    if (!Array.isArray(reply) || reply.length !== 2) {
+      throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply to TIME');
+    }
+    this.#runner.offset.sample(
+      Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000),
+      received,
+    );
+  }
+
+  /** One `DEL`, after the calls on the keys made before it (see `KeyOrder`). */
+  reset(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return Promise.resolve();
+    const argv = keys.slice();
+    return this.#order.reset(argv, async () => {
+      // All keys of one identity share a hash tag: one DEL, one slot.
+      await this.#runner.command(argv[0]!, 'DEL', argv);
+    });
+  }
+}
