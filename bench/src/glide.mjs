@@ -6,7 +6,7 @@
 // Run: pnpm --filter @floodgate/bench bench:glide   (BENCH_SERVER=/path/to/valkey-server)
 import { spawnSync } from 'node:child_process';
 import { encodeScriptArgs, fixedWindow, scriptForKinds } from '@floodgate/core';
-import { commandCalls, delta, startRedisServer } from '@floodgate/testkit';
+import { commandCalls, delta, startRedisServer } from '@floodgate/testkit/redis';
 import { GlideClient, Logger, Script } from '@valkey/valkey-glide';
 import { identities } from './config.mjs';
 import { glideContenders, PEER } from './glide-contenders.mjs';
