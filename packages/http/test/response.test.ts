@@ -5,7 +5,7 @@ import {
   mergeExposeHeaders,
   parseJitter,
   retryAfterSeconds,
-} from '../src/index.js';
+} from '../src/adapter/index.js';
 
 describe('retryAfterSeconds', () => {
   test('1 000 denials over a 0–5 s range: never early, at least five distinct seconds', () => {
