@@ -4,7 +4,7 @@
 // counter is asked about the same history (its two counts, fed by the log's admissions). Most
 // identities stay under their limit; one in ten bursts to three times it now and then.
 import { evaluatePolicy, slidingWindow, slidingWindowLog } from '@floodgate/core';
-import { rng } from '@floodgate/testkit';
+import { rng } from '@floodgate/testkit/redis';
 
 export async function benchAccuracy(config, log) {
   log('  accuracy: sliding counter vs exact log');

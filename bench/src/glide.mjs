@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { fixedWindow } from '@floodgate/core';
 import { encodeScriptArgs, scriptForKinds } from '@floodgate/core/redis';
-import { commandCalls, delta, startRedisServer } from '@floodgate/testkit';
+import { commandCalls, delta, startRedisServer } from '@floodgate/testkit/redis';
 import { GlideClient, Logger, Script } from '@valkey/valkey-glide';
 import { identities } from './config.mjs';
 import { glideContenders, PEER } from './glide-contenders.mjs';

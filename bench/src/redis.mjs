@@ -1,6 +1,6 @@
 // Redis: @floodgate/ioredis IoRedisStore against rate-limiter-flexible's RateLimiterRedis, both on
 // ioredis, against a throw-away redis-server this process starts (never the one on 6379).
-import { startRedisServer } from '@floodgate/testkit';
+import { startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { identities } from './config.mjs';
 import { POLICIES, redisContenders } from './contenders.mjs';

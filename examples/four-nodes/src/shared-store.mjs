@@ -98,7 +98,7 @@ export async function openSharedStore({ prefer = 'auto' } = {}) {
   }
   let server;
   try {
-    const { startRedisServer } = await import('@floodgate/testkit');
+    const { startRedisServer } = await import('@floodgate/testkit/redis');
     server = await startRedisServer();
     return await redis(
       server.url,

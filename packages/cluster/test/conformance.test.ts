@@ -1,13 +1,8 @@
 // The shared conformance suite on a ShardedStore over three real redis-server shards: decisions
 // on the client clock (random traces against the TypeScript reference) and on the servers' clock.
 import { IoRedisStore } from '@floodgate/ioredis';
-import {
-  commandCalls,
-  type RedisServer,
-  type StoreInspector,
-  startRedisServer,
-  storeConformance,
-} from '@floodgate/testkit';
+import { type StoreInspector, storeConformance } from '@floodgate/testkit';
+import { commandCalls, type RedisServer, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ShardedStore } from '../src/index.js';

@@ -3,7 +3,7 @@
 // identities still get their limit once; without one, both sides are told the fleet is mixed.
 import { createLimiter, type Decision, fixedWindow, type Limiter } from '@floodgate/core';
 import { IoRedisStore } from '@floodgate/ioredis';
-import { keysFor, type RedisServer, startRedisServer } from '@floodgate/testkit';
+import { keysFor, type RedisServer, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type MixedFleetEvent, ShardedStore } from '../src/index.js';

@@ -9,7 +9,7 @@ import {
   tokenBucket,
 } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
-import { keysFor } from '@floodgate/testkit';
+import { keysFor } from '@floodgate/testkit/redis';
 import { describe, expect, it } from 'vitest';
 import { ShardedStore, type ShardHealthEvent } from '../src/index.js';
 

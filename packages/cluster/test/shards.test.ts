@@ -9,7 +9,12 @@ import {
 } from '@floodgate/core';
 import { IoRedisStore } from '@floodgate/ioredis';
 import { NodeRedisStore } from '@floodgate/node-redis';
-import { keysFor, type RedisServer, redisCommand, startRedisServer } from '@floodgate/testkit';
+import {
+  keysFor,
+  type RedisServer,
+  redisCommand,
+  startRedisServer,
+} from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
 // and its identities are answered at once, not each after a full timeout while the stall lasts.
 import { createLimiter, type Decision, fixedWindow } from '@floodgate/core';
 import { IoRedisStore } from '@floodgate/ioredis';
-import { keysFor, type RedisServer, startRedisServer } from '@floodgate/testkit';
+import { keysFor, type RedisServer, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ShardedStore } from '../src/index.js';

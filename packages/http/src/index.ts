@@ -1,6 +1,7 @@
 /**
- * `@floodgate/http`: the keys, the shared types and the framework-agnostic core that every
- * adapter (`/express`, `/fastify`, `/hono`, `/node`, `/fetch`) is a thin layer over.
+ * `@floodgate/http`: what an app author uses beside an adapter (`/express`, `/fastify`, `/hono`,
+ * `/node`, `/fetch`): the keys, the options, and the types a callback sees. The engine the
+ * adapters are built on, for writing an adapter of your own, is `@floodgate/http/adapter`.
  */
 export {
   combineKeys,
@@ -8,34 +9,10 @@ export {
   type HeaderKeyOptions,
   headerKey,
 } from './keys/index.js';
-export {
-  clientAddress,
-  compileTrust,
-  type IpKeyOptions,
-  ipKey,
-  normalizeAddress,
-  stripPort,
-  type TrustFunction,
-  type TrustProxy,
-} from './keys/ip.js';
-export { canonicalPath, type FrameworkSettings, routeKey } from './keys/route.js';
-export {
-  createEngine,
-  type HoldSignal,
-  type Outcome,
-  type RateLimitEngine,
-} from './shared/engine.js';
-export { queueDelay } from './shared/hold.js';
+export { type IpKeyOptions, ipKey } from './keys/ip.js';
+export { routeKey } from './keys/route.js';
+export type { TrustFunction, TrustProxy } from './shared/framework.js';
 export { rateLimitOf } from './shared/ledger.js';
-export { parseJitter } from './shared/options.js';
-export {
-  decisionHeaders,
-  type HeaderSettings,
-  mergeExposeHeaders,
-  retryAfterSeconds,
-  tooManyRequestsProblem,
-  unavailableProblem,
-} from './shared/response.js';
 export type {
   CostOption,
   JitterBound,

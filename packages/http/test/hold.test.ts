@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { queueDelay } from '../src/index.js';
+import { queueDelay } from '../src/adapter/index.js';
 import { sleep } from './support/context.js';
 
 describe('queueDelay', () => {
@@ -25,7 +25,7 @@ describe('maxQueued counts every middleware in the process', () => {
   test('a second middleware does not hold a request while the first holds maxQueued', async () => {
     const { leakyBucket } = await import('@floodgate/core');
     const { MemoryStore } = await import('@floodgate/memory');
-    const { createEngine } = await import('../src/index.js');
+    const { createEngine } = await import('../src/adapter/index.js');
     const make = () =>
       createEngine({
         policy: leakyBucket({ name: 'q', limit: 1, interval: '10s', queue: 5 }),

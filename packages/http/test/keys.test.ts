@@ -3,15 +3,17 @@ import { describe, expect, test } from 'vitest';
 import {
   canonicalPath,
   clientAddress,
-  combineKeys,
   compileTrust,
+  normalizeAddress,
+  stripPort,
+} from '../src/adapter/index.js';
+import {
+  combineKeys,
   firstKey,
   headerKey,
   ipKey,
-  normalizeAddress,
   type RateLimitRequest,
   routeKey,
-  stripPort,
 } from '../src/index.js';
 
 function request(

@@ -1,6 +1,6 @@
 import { createLimiter, fixedWindow } from '@floodgate/core';
 import { IoRedisStore } from '@floodgate/ioredis';
-import { type RedisServer, startRedisServer } from '@floodgate/testkit';
+import { type RedisServer, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { rateLimit } from '../src/node/index.js';

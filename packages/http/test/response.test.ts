@@ -1,6 +1,6 @@
 import { type Decision, fixedWindow, mergeDecisions } from '@floodgate/core';
 import { describe, expect, test } from 'vitest';
-import { mergeExposeHeaders, parseJitter, retryAfterSeconds } from '../src/index.js';
+import { mergeExposeHeaders, parseJitter, retryAfterSeconds } from '../src/adapter/index.js';
 
 describe('retryAfterSeconds', () => {
   test('1 000 denials over a 0–5 s range: never early, at least five distinct seconds', () => {

@@ -11,7 +11,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import { startRedisServer } from '@floodgate/testkit';
+import { startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { IoRedisStore } from '../src/index.js';
 

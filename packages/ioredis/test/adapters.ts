@@ -1,6 +1,6 @@
 // How the shared Redis suite (@floodgate/testkit) builds ioredis clients and IoRedisStores: one
 // adapter per ioredis major the store supports.
-import type { RedisClientOptions, RedisStoreAdapter } from '@floodgate/testkit';
+import type { RedisClientOptions, RedisStoreAdapter } from '@floodgate/testkit/redis';
 import { Cluster, Redis } from 'ioredis';
 import { Cluster as Cluster6, Redis as Redis6 } from 'ioredis6';
 import { type IoRedisClient, IoRedisStore } from '../src/index.js';

@@ -1,4 +1,4 @@
-import { redisBatchTests } from '@floodgate/testkit';
+import { redisBatchTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters.js';
 

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { redisChaosTests } from '@floodgate/testkit';
+import { redisChaosTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IOREDIS_5, IOREDIS_6 } from './adapters.js';
 

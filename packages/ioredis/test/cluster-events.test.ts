@@ -1,7 +1,7 @@
 // ioredis Cluster through resharding under traffic (two processes) and a SIGKILLed master,
 // measured in default and strict (WAIT) mode.
 import { fileURLToPath } from 'node:url';
-import { redisClusterEventTests } from '@floodgate/testkit';
+import { redisClusterEventTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IOREDIS_5 } from './adapters.js';
 

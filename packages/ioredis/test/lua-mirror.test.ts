@@ -13,7 +13,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import { keysFor, type RedisServer, rng, startRedisServer } from '@floodgate/testkit';
+import { keysFor, type RedisServer, rng, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IoRedisStore } from '../src/index.js';

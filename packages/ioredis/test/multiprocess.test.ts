@@ -1,7 +1,7 @@
 // The incident: four app servers, each its own process with its own ioredis client and store
 // (two of them auto-pipelining), share one Redis. The limits hold exactly.
 import { fileURLToPath } from 'node:url';
-import { redisMultiprocessTests } from '@floodgate/testkit';
+import { redisMultiprocessTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IOREDIS_5 } from './adapters.js';
 

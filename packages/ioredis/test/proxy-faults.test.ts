@@ -1,4 +1,4 @@
-import { redisProxyFaultTests } from '@floodgate/testkit';
+import { redisProxyFaultTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IOREDIS_5 } from './adapters.js';
 

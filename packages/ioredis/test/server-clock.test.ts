@@ -1,4 +1,4 @@
-import { redisServerClockTests } from '@floodgate/testkit';
+import { redisServerClockTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IOREDIS_5 } from './adapters.js';
 

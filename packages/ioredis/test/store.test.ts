@@ -6,7 +6,7 @@ import {
   redisStoreTests,
   startRedisServer,
   useRedisServer,
-} from '@floodgate/testkit';
+} from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { Redis as Redis6 } from 'ioredis6';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

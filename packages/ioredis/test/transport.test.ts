@@ -3,7 +3,7 @@
 // from the transport, and when.
 import { fixedWindow, isFloodgateError } from '@floodgate/core';
 import { RedisStore, type RedisStoreOptions, type RedisTransport } from '@floodgate/core/redis';
-import { commandCalls, delta, useRedisServer } from '@floodgate/testkit';
+import { commandCalls, delta, useRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 

@@ -1,5 +1,5 @@
 // How the shared Redis suite (@floodgate/testkit) builds iovalkey clients and IoValkeyStores.
-import type { RedisClientOptions, RedisStoreAdapter } from '@floodgate/testkit';
+import type { RedisClientOptions, RedisStoreAdapter } from '@floodgate/testkit/redis';
 import { Cluster, Valkey } from 'iovalkey';
 import { type IoValkeyClient, IoValkeyStore } from '../src/index.js';
 

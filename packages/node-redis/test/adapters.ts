@@ -2,7 +2,11 @@
 // one adapter per node-redis generation the store supports, each client created the way that
 // generation's docs say.
 import { createRequire } from 'node:module';
-import type { RedisClientOptions, RedisNodeAddress, RedisStoreAdapter } from '@floodgate/testkit';
+import type {
+  RedisClientOptions,
+  RedisNodeAddress,
+  RedisStoreAdapter,
+} from '@floodgate/testkit/redis';
 import { type NodeRedisClient, type NodeRedisClientLike, NodeRedisStore } from '../src/index.js';
 
 /** What every generation's `createClient` / `createCluster` returns, as far as the tests go. */

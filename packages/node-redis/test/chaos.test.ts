@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { redisChaosTests } from '@floodgate/testkit';
+import { redisChaosTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_5, REDIS_6 } from './adapters.js';
 

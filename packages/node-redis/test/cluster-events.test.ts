@@ -2,7 +2,7 @@
 // and a SIGKILLed master, measured in default and strict (WAIT) mode; strict mode on every
 // generation's cluster client.
 import { fileURLToPath } from 'node:url';
-import { redisClusterEventTests } from '@floodgate/testkit';
+import { redisClusterEventTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_REDIS_1, REDIS_4, REDIS_5, REDIS_6 } from './adapters.js';
 

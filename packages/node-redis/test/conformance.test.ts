@@ -1,4 +1,4 @@
-import { redisConformance } from '@floodgate/testkit';
+import { redisConformance } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters.js';
 

@@ -1,4 +1,4 @@
-import { redisFaultTests } from '@floodgate/testkit';
+import { redisFaultTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters.js';
 

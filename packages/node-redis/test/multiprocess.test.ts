@@ -1,7 +1,7 @@
 // Four app servers, each a separate process with its own node-redis client (redis 6, 5, 4 and
 // @node-redis/client 1: a fleet mid-upgrade), share one Redis; the limits hold exactly.
 import { fileURLToPath } from 'node:url';
-import { redisMultiprocessTests } from '@floodgate/testkit';
+import { redisMultiprocessTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters.js';
 

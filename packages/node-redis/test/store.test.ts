@@ -1,6 +1,6 @@
 import { createLimiter, fixedWindow, slidingWindowLog } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
-import { redisStoreTests, useRedisServer } from '@floodgate/testkit';
+import { redisStoreTests, useRedisServer } from '@floodgate/testkit/redis';
 import { createClient as createClient4 } from 'redis4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NodeRedisStore } from '../src/index.js';

@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  * What a `FaultProxy` does to the traffic it carries.
  * @example
  * ```ts
- * import type { FaultProxy, ProxyFault } from '@floodgate/testkit';
+ * import type { FaultProxy, ProxyFault } from '@floodgate/testkit/redis';
  *
  * declare const proxy: FaultProxy;
  * // A blackholed network for two seconds, then healed: what it held is delivered.
@@ -28,7 +28,7 @@ export type ProxyFault =
  * Where a fault proxy forwards to, and the latency it starts with.
  * @example
  * ```ts
- * import { type FaultProxyOptions, startFaultProxy, startRedisServer } from '@floodgate/testkit';
+ * import { type FaultProxyOptions, startFaultProxy, startRedisServer } from '@floodgate/testkit/redis';
  *
  * const server = await startRedisServer();
  * const options: FaultProxyOptions = { target: { host: server.host, port: server.port }, latencyMs: 200 };
@@ -49,7 +49,7 @@ export interface FaultProxyOptions {
  * refused connections. `connections` counts every connection attempt that reached it.
  * @example
  * ```ts
- * import { startFaultProxy, startRedisServer } from '@floodgate/testkit';
+ * import { startFaultProxy, startRedisServer } from '@floodgate/testkit/redis';
  * import { Redis } from 'ioredis';
  *
  * const server = await startRedisServer();
@@ -134,7 +134,7 @@ interface Pair {
  * ```ts
  * import { createLimiter, fixedWindow } from '@floodgate/core';
  * import { IoRedisStore } from '@floodgate/ioredis';
- * import { startFaultProxy, startRedisServer } from '@floodgate/testkit';
+ * import { startFaultProxy, startRedisServer } from '@floodgate/testkit/redis';
  * import { Redis } from 'ioredis';
  *
  * const server = await startRedisServer();

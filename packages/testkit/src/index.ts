@@ -1,85 +1,15 @@
-export {
-  type Awaitable,
-  type ConformanceOptions,
-  type Expectation,
-  type StoreContext,
-  type StoreInspector,
-  storeConformance,
-  type TestApi,
-} from './conformance.js';
-export {
-  type FaultProxy,
-  type FaultProxyOptions,
-  type ProxyFault,
-  startFaultProxy,
-} from './fault-proxy.js';
-export { type RedisCluster, type RedisClusterOptions, startRedisCluster } from './redis-cluster.js';
-export {
-  type ClusterNodeView,
-  type ClusterTopology,
-  parseClusterNodes,
-  settledTopology,
-} from './redis-cluster-topology.js';
-export { allKeysWithTtl, commandCalls, delta, keysFor, rng } from './redis-inspect.js';
-export {
-  freePort,
-  type RedisServer,
-  type RedisServerOptions,
-  startRedisServer,
-} from './redis-server.js';
-export { type RedisBatchTestsOptions, redisBatchTests } from './redis-suite/batch.js';
-export { type RedisChaosTestsOptions, redisChaosTests } from './redis-suite/chaos.js';
-export {
-  CHAOS_POLICY,
-  type ChaosEntry,
-  type ChaosReport,
-  serveChaosWorker,
-} from './redis-suite/chaos-worker.js';
-export { type RedisClusterTestsOptions, redisClusterTests } from './redis-suite/cluster.js';
-export {
-  type RedisClusterEventTestsOptions,
-  redisClusterEventTests,
-} from './redis-suite/cluster-events.js';
-export { type FailoverMeasurement, measureFailover } from './redis-suite/cluster-failover.js';
-export { killMasterOf, migrateSlot, nodeId, rejoin, slotOf } from './redis-suite/cluster-ops.js';
-export {
-  type ClusterWorker,
-  type ClusterWorkerReply,
-  type ClusterWorkerRequest,
-  forkClusterWorker,
-  serveRedisClusterWorker,
-} from './redis-suite/cluster-worker.js';
-export {
-  type RedisConformanceOptions,
-  redisConformance,
-  redisInspector,
-} from './redis-suite/conformance.js';
-export { type RedisFaultTestsOptions, redisFaultTests } from './redis-suite/faults.js';
-export {
-  type RedisMultiprocessTestsOptions,
-  type RedisWorkerSpec,
-  redisMultiprocessTests,
-} from './redis-suite/multiprocess.js';
-export {
-  type RedisProxyFaultTestsOptions,
-  redisProxyFaultTests,
-} from './redis-suite/proxy-faults.js';
-export {
-  type RedisServerClockTestsOptions,
-  redisServerClockTests,
-} from './redis-suite/server-clock.js';
-export { expectStoreUnavailable, openClient, useRedisServer } from './redis-suite/shared.js';
-export { type RedisStoreTestsOptions, redisStoreTests } from './redis-suite/store.js';
+/**
+ * `@floodgate/testkit`: the store-conformance suite, what a store author's test file imports.
+ * The Redis launchers and the suites every Redis-protocol store runs are in
+ * `@floodgate/testkit/redis`.
+ */
+
 export type {
-  RedisClientOptions,
-  RedisExpectation,
-  RedisNodeAddress,
-  RedisStoreAdapter,
-  RedisSuiteApi,
-} from './redis-suite/types.js';
-export {
-  serveRedisWorker,
-  type WorkerReply,
-  type WorkerRequest,
-} from './redis-suite/worker.js';
-export { type RespReply, redisCommand, redisCommands } from './resp.js';
+  Awaitable,
+  ConformanceOptions,
+  Expectation,
+  StoreContext,
+  StoreInspector,
+  TestApi,
+} from './conformance/types.js';
+export { storeConformance } from './conformance.js';

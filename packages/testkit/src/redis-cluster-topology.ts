@@ -7,7 +7,7 @@ import { redisCommand } from './resp.js';
  * One line of `CLUSTER NODES`, as one node sees another.
  * @example
  * ```ts
- * import { type ClusterNodeView, parseClusterNodes, redisCommand } from '@floodgate/testkit';
+ * import { type ClusterNodeView, parseClusterNodes, redisCommand } from '@floodgate/testkit/redis';
  *
  * declare const port: number; // a node of a cluster from startRedisCluster
  * const views: ClusterNodeView[] = parseClusterNodes(String(await redisCommand(port, ['CLUSTER', 'NODES'])));
@@ -34,7 +34,7 @@ export interface ClusterNodeView {
  * Parses the reply of `CLUSTER NODES`: one view per line.
  * @example
  * ```ts
- * import { parseClusterNodes } from '@floodgate/testkit';
+ * import { parseClusterNodes } from '@floodgate/testkit/redis';
  *
  * const text = 'e7d1eec 127.0.0.1:30001@40001 myself,master - 0 0 1 connected 0-5460\n';
  * const [node] = parseClusterNodes(text);
@@ -66,7 +66,7 @@ export function parseClusterNodes(text: string): ClusterNodeView[] {
  * What every node agreed on: one entry per running node.
  * @example
  * ```ts
- * import { type ClusterTopology, startRedisCluster } from '@floodgate/testkit';
+ * import { type ClusterTopology, startRedisCluster } from '@floodgate/testkit/redis';
  *
  * const cluster = await startRedisCluster();
  * const topology: ClusterTopology = await cluster.waitSettled();
@@ -93,7 +93,7 @@ async function views(port: number): Promise<ClusterNodeView[]> {
  * online replica.
  * @example
  * ```ts
- * import { type RedisCluster, settledTopology } from '@floodgate/testkit';
+ * import { type RedisCluster, settledTopology } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * const topology = await settledTopology(cluster.nodes.map((n) => n.port));

@@ -6,7 +6,7 @@ import { redisCommand, redisCommands } from './resp.js';
  * The shape of a throw-away cluster and how quickly it fails over.
  * @example
  * ```ts
- * import { type RedisClusterOptions, startRedisCluster } from '@floodgate/testkit';
+ * import { type RedisClusterOptions, startRedisCluster } from '@floodgate/testkit/redis';
  *
  * // Three masters without replicas: a slot's master is its only copy.
  * const options: RedisClusterOptions = { masters: 3, replicasPerMaster: 0 };
@@ -30,7 +30,7 @@ export interface RedisClusterOptions {
  * A throw-away Redis Cluster on free loopback ports, owned by this process.
  * @example
  * ```ts
- * import { type RedisCluster, startRedisCluster } from '@floodgate/testkit';
+ * import { type RedisCluster, startRedisCluster } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, expect, it } from 'vitest';
  *
  * let cluster: RedisCluster;
@@ -90,7 +90,7 @@ async function until(
  * `redis-cli` needed.
  * @example
  * ```ts
- * import { startRedisCluster } from '@floodgate/testkit';
+ * import { startRedisCluster } from '@floodgate/testkit/redis';
  * import { Cluster } from 'ioredis';
  *
  * const cluster = await startRedisCluster(); // 3 masters, 1 replica each

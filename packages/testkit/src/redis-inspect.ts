@@ -8,7 +8,7 @@ import { redisCommand } from './resp.js';
  * script called included (see `delta`).
  * @example
  * ```ts
- * import { commandCalls, type RedisServer } from '@floodgate/testkit';
+ * import { commandCalls, type RedisServer } from '@floodgate/testkit/redis';
  *
  * declare const server: RedisServer;
  * const calls = await commandCalls(server.port);
@@ -44,7 +44,7 @@ const SCRIPT_INNER = new Set([
  * One limiter call is one `EVALSHA`, nothing more:
  * ```ts
  * import type { Limiter } from '@floodgate/core';
- * import { commandCalls, delta, type RedisServer } from '@floodgate/testkit';
+ * import { commandCalls, delta, type RedisServer } from '@floodgate/testkit/redis';
  * import { expect } from 'vitest';
  *
  * declare const server: RedisServer;
@@ -73,7 +73,7 @@ export function delta(
  * every run, so a failing randomized test can be replayed.
  * @example
  * ```ts
- * import { rng } from '@floodgate/testkit';
+ * import { rng } from '@floodgate/testkit/redis';
  *
  * const random = rng(42);
  * const costs = Array.from({ length: 100 }, () => 1 + Math.floor(random() * 5)); // 1 to 5
@@ -95,7 +95,7 @@ export function rng(seed: number): () => number {
  * @example
  * ```ts
  * import { fixedWindow, tokenBucket } from '@floodgate/core';
- * import { keysFor } from '@floodgate/testkit';
+ * import { keysFor } from '@floodgate/testkit/redis';
  *
  * const policies = [tokenBucket({ limit: 10, interval: '1s' }), fixedWindow({ limit: 1000, window: '1h' })];
  * // Both in the hash slot of `{user-1}`: `api:{user-1}:<policy id>`.
@@ -111,7 +111,7 @@ export function keysFor(prefix: string, identity: string, policies: readonly Pol
  * Every key in the server with its PTTL (SCAN, never KEYS).
  * @example
  * ```ts
- * import { allKeysWithTtl, type RedisServer } from '@floodgate/testkit';
+ * import { allKeysWithTtl, type RedisServer } from '@floodgate/testkit/redis';
  * import { expect, it } from 'vitest';
  *
  * declare const server: RedisServer;

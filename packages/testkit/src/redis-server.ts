@@ -10,7 +10,7 @@ import { redisCommands } from './resp.js';
  * to wait for it.
  * @example
  * ```ts
- * import { type RedisServerOptions, startRedisServer } from '@floodgate/testkit';
+ * import { type RedisServerOptions, startRedisServer } from '@floodgate/testkit/redis';
  *
  * // A small server that evicts under memory pressure, for an eviction test.
  * const options: RedisServerOptions = { args: ['--maxmemory', '10mb', '--maxmemory-policy', 'allkeys-lru'] };
@@ -30,7 +30,7 @@ export interface RedisServerOptions {
  * A throw-away `redis-server` on a free loopback port, owned by this process.
  * @example
  * ```ts
- * import { type RedisServer, redisCommand, startRedisServer } from '@floodgate/testkit';
+ * import { type RedisServer, redisCommand, startRedisServer } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, expect, it } from 'vitest';
  *
  * let server: RedisServer;
@@ -81,7 +81,7 @@ function track(child: ChildProcess): void {
  * A port the OS says is free right now (never 6379, the conventional one).
  * @example
  * ```ts
- * import { freePort } from '@floodgate/testkit';
+ * import { freePort } from '@floodgate/testkit/redis';
  * import { Redis } from 'ioredis';
  *
  * // A port nothing listens on: every connection is refused.
@@ -220,7 +220,7 @@ async function startOn(
  * are killed.
  * @example
  * ```ts
- * import { startRedisServer } from '@floodgate/testkit';
+ * import { startRedisServer } from '@floodgate/testkit/redis';
  * import { Redis } from 'ioredis';
  *
  * const server = await startRedisServer(); // never the Redis on 6379

@@ -17,7 +17,7 @@ function encodeCommand(args: readonly (string | number)[]): Buffer {
  * A RESP2 reply: strings, integers, null, arrays; an error reply is an Error value.
  * @example
  * ```ts
- * import { redisCommands, type RespReply } from '@floodgate/testkit';
+ * import { redisCommands, type RespReply } from '@floodgate/testkit/redis';
  *
  * declare const port: number; // a server from startRedisServer
  * const replies: RespReply[] = await redisCommands(port, [['GET', 'missing'], ['NOSUCHCOMMAND']]);
@@ -71,7 +71,7 @@ function parseReply(buf: Buffer, at: number): [RespReply, number] | undefined {
  * no client library needed.
  * @example
  * ```ts
- * import { type RedisServer, redisCommands } from '@floodgate/testkit';
+ * import { type RedisServer, redisCommands } from '@floodgate/testkit/redis';
  *
  * declare const server: RedisServer;
  * const [pong, info] = await redisCommands(server.port, [['PING'], ['INFO', 'server']], { timeoutMs: 1000 });
@@ -129,7 +129,7 @@ export function redisCommands(
  * Sends one command over a short-lived connection; an error reply rejects.
  * @example
  * ```ts
- * import { redisCommand, startRedisServer } from '@floodgate/testkit';
+ * import { redisCommand, startRedisServer } from '@floodgate/testkit/redis';
  *
  * const server = await startRedisServer();
  * await redisCommand(server.port, ['SET', 'k', 'v', 'PX', 60_000]);

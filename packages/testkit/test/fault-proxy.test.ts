@@ -6,7 +6,7 @@ import {
   redisCommands,
   startFaultProxy,
   startRedisServer,
-} from '../src/index.js';
+} from '../src/redis/index.js';
 
 let server: RedisServer;
 let proxy: FaultProxy;

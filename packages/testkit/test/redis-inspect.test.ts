@@ -9,7 +9,7 @@ import {
   redisCommand,
   rng,
   startRedisServer,
-} from '../src/index.js';
+} from '../src/redis/index.js';
 
 let server: RedisServer;
 beforeAll(async () => {

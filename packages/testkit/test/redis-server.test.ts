@@ -6,7 +6,7 @@ import {
   redisCommand,
   startRedisCluster,
   startRedisServer,
-} from '../src/index.js';
+} from '../src/redis/index.js';
 
 const started: RedisServer[] = [];
 afterAll(async () => {

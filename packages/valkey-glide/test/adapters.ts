@@ -1,7 +1,11 @@
 // How the shared Redis suite (@floodgate/testkit) builds GLIDE clients and GlideStores. GLIDE
 // connects inside createClient, while the suite wants a client made first and connected later:
 // a handle holds the promise the store is given, and `connect` creates the real client.
-import type { RedisClientOptions, RedisNodeAddress, RedisStoreAdapter } from '@floodgate/testkit';
+import type {
+  RedisClientOptions,
+  RedisNodeAddress,
+  RedisStoreAdapter,
+} from '@floodgate/testkit/redis';
 import { GlideClient, GlideClusterClient, Logger } from '@valkey/valkey-glide';
 import { GlideStore, type GlideStoreClient } from '../src/index.js';
 

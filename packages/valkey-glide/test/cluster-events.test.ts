@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { redisClusterEventTests } from '@floodgate/testkit';
+import { redisClusterEventTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLIDE } from './adapters.js';
 

@@ -1,4 +1,4 @@
-import { redisClusterTests } from '@floodgate/testkit';
+import { redisClusterTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GLIDE } from './adapters.js';
 

@@ -1,6 +1,6 @@
 // What only GlideStore has: it takes the promise GlideClient.createClient returns.
 import { createLimiter, FloodgateError, fixedWindow } from '@floodgate/core';
-import { expectStoreUnavailable, startRedisServer, useRedisServer } from '@floodgate/testkit';
+import { expectStoreUnavailable, startRedisServer, useRedisServer } from '@floodgate/testkit/redis';
 import { GlideClient } from '@valkey/valkey-glide';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GlideStore } from '../src/index.js';

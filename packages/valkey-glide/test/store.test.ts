@@ -1,5 +1,5 @@
 import { MemoryStore } from '@floodgate/memory';
-import { redisStoreTests } from '@floodgate/testkit';
+import { redisStoreTests } from '@floodgate/testkit/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADAPTERS } from './adapters.js';
 

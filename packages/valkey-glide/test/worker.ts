@@ -1,6 +1,6 @@
 // One "app server" for the multi-process tests: its own GLIDE client and GlideStore, taking
 // requests from the parent over IPC. Run with `node --import tsx`.
-import { serveRedisWorker } from '@floodgate/testkit';
+import { serveRedisWorker } from '@floodgate/testkit/redis';
 import { ADAPTERS } from './adapters.js';
 
 await serveRedisWorker(ADAPTERS);

@@ -4,9 +4,9 @@
  */
 import type { Decision } from '@floodgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { TrustProxy } from '../keys/ip.js';
-import { canonicalPath, type FrameworkSettings } from '../keys/route.js';
+import { canonicalPath } from '../keys/route.js';
 import { createEngine } from '../shared/engine.js';
+import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { incomingView, limitIncoming, pathOf } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
 

@@ -11,9 +11,8 @@ import type {
   FastifyRequest,
   RouteOptions,
 } from 'fastify';
-import type { TrustProxy } from '../keys/ip.js';
-import type { FrameworkSettings } from '../keys/route.js';
 import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
+import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';

@@ -1,36 +1,9 @@
 import { FloodgateError } from '@floodgate/core';
 import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
+import type { TrustFunction, TrustProxy } from '../shared/framework.js';
 import type { KeyFunction, RateLimitRequest } from '../shared/types.js';
 import { runtimeName, warnOnce } from '../shared/validations.js';
-
-/**
- * `(address, hop)` → trust this hop? `hop` 0 is the socket peer.
- * @example
- * Trust the socket peer only when it is the local reverse proxy.
- * ```ts
- * import { ipKey, type TrustFunction } from '@floodgate/http';
- *
- * const nearestProxy: TrustFunction = (address, hop) => hop === 0 && address === '127.0.0.1';
- * const key = ipKey({ trustProxy: nearestProxy });
- * ```
- */
-export type TrustFunction = (address: string, hop: number) => boolean;
-
-/**
- * Which proxies in front of the server may speak for the client through `X-Forwarded-For`, as in
- * Express: `true` (all), a hop count, CIDR ranges or the names `'loopback'`, `'linklocal'`,
- * `'uniquelocal'` (a list or a comma-separated string), or a function.
- * @example
- * ```ts
- * import { ipKey, type TrustProxy } from '@floodgate/http';
- *
- * // The load balancers on the private network may speak for the client.
- * const trustProxy: TrustProxy = ['loopback', '10.0.0.0/8'];
- * const key = ipKey({ trustProxy });
- * ```
- */
-export type TrustProxy = boolean | number | string | readonly string[] | TrustFunction;
 
 /**
  * The options of {@link ipKey}: which proxies to trust and how wide a network counts as one client.
@@ -64,7 +37,7 @@ export interface IpKeyOptions {
  * `FloodgateError('INVALID_OPTION')` on a setting it cannot read.
  * @example
  * ```ts
- * import { compileTrust } from '@floodgate/http';
+ * import { compileTrust } from '@floodgate/http/adapter';
  *
  * const trust = compileTrust(['loopback', '10.0.0.0/8']);
  * trust('10.1.2.3', 1); // true
@@ -131,7 +104,7 @@ function checkPrefix(
  * Text that is not an address is returned unchanged.
  * @example
  * ```ts
- * import { normalizeAddress } from '@floodgate/http';
+ * import { normalizeAddress } from '@floodgate/http/adapter';
  *
  * normalizeAddress('2001:db8:1:2::7'); // '2001:db8:1::/56'
  * normalizeAddress('::ffff:192.0.2.7'); // '192.0.2.7'
@@ -169,7 +142,7 @@ const V6_BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
  * for IPv4 and `[v6]:port` (or `[v6]`) for IPv6. Anything else is returned unchanged.
  * @example
  * ```ts
- * import { stripPort } from '@floodgate/http';
+ * import { stripPort } from '@floodgate/http/adapter';
  *
  * stripPort('203.0.113.9:40000'); // '203.0.113.9'
  * stripPort('[2001:db8::1]:40000'); // '2001:db8::1'
@@ -192,7 +165,8 @@ export function stripPort(address: string): string {
  * @example
  * A key of your own: anonymous callers by address, signed-in ones not counted by this rule.
  * ```ts
- * import { clientAddress, compileTrust, type KeyFunction } from '@floodgate/http';
+ * import type { KeyFunction } from '@floodgate/http';
+ * import { clientAddress, compileTrust } from '@floodgate/http/adapter';
  *
  * const trust = compileTrust('loopback');
  * const anonymousIp: KeyFunction = (request) => {
@@ -278,6 +252,17 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   const v4 = checkPrefix(options.ipv4Prefix, 32, 32, 'ipv4Prefix');
   return (request) => {
     const setting = own ?? request.framework?.trustProxy;
+    const trust = ownTrust ?? trustOf(setting);
+    const address = clientAddress(request, trust);
+    if (address === undefined || address === '') {
+      throw new FloodgateError(
+        'INVALID_KEY',
+        'ipKey: the client address is unknown; pass getAddress to the fetch/hono adapter, or use another key',
+      );
+    }
+    const key = `ip:${normalizeAddress(stripPort(address), v6, v4)}`;
+    // Warned last, once the key is known: the trust setting then travels one way, compiled,
+    // applied, and only then reported on.
     if (setting === true) {
       const where = own === undefined ? `${request.framework?.name}'s trust setting` : 'ipKey';
       warnOnce(
@@ -286,13 +271,6 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
         `trustProxy is true in ${where}: the leftmost X-Forwarded-For entry is taken as the client, and any client can write it, so each request can name a fresh bucket. Trust a hop count or your proxies' addresses instead.`,
       );
     }
-    const address = clientAddress(request, ownTrust ?? trustOf(setting));
-    if (address === undefined || address === '') {
-      throw new FloodgateError(
-        'INVALID_KEY',
-        'ipKey: the client address is unknown; pass getAddress to the fetch/hono adapter, or use another key',
-      );
-    }
-    return `ip:${normalizeAddress(stripPort(address), v6, v4)}`;
+    return key;
   };
 }

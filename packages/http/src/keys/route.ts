@@ -1,33 +1,5 @@
+import type { FrameworkSettings } from '../shared/framework.js';
 import type { KeyFunction } from '../shared/types.js';
-import type { TrustProxy } from './ip.js';
-
-/**
- * What the framework itself says about routing and proxies, passed by the adapters that have a
- * say (Express, Fastify) on `RateLimitRequest.framework`. `routeKey()` follows its routing rules
- * and `ipKey()` without a `trustProxy` of its own follows its proxy trust.
- * @example
- * An adapter of your own for a router that ignores case and trailing slashes.
- * ```ts
- * import type { FrameworkSettings } from '@floodgate/http';
- *
- * const framework: FrameworkSettings = {
- *   name: 'my-router',
- *   caseSensitive: false,
- *   strictRouting: false,
- *   trustProxy: 'loopback',
- * };
- * ```
- */
-export interface FrameworkSettings {
-  /** For messages, e.g. `'Express'`. */
-  readonly name: string;
-  /** The framework's own trust setting (Express `trust proxy`, Fastify `trustProxy`). @default false */
-  readonly trustProxy?: TrustProxy;
-  /** Does `/Search` reach another handler than `/search`? @default false */
-  readonly caseSensitive?: boolean;
-  /** Does `/search/` reach another handler than `/search`? @default false */
-  readonly strictRouting?: boolean;
-}
 
 // scheme "://" authority: what an absolute-form request target (RFC 9112 §3.2.2) adds.
 const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/;
@@ -50,7 +22,7 @@ function decodeSegment(segment: string): string {
  * count only ever limit more, never less.
  * @example
  * ```ts
- * import { canonicalPath } from '@floodgate/http';
+ * import { canonicalPath } from '@floodgate/http/adapter';
  *
  * canonicalPath('http://anything/Search/?q=1'); // '/search'
  * canonicalPath('/a/./b/../%73earch'); // '/a/search'

@@ -14,7 +14,7 @@ import { bindValidator } from './validations.js';
  * The node:http side of an adapter: apply an outcome to a response.
  * ```ts
  * import type { ServerResponse } from 'node:http';
- * import type { Outcome } from '@floodgate/http';
+ * import type { Outcome } from '@floodgate/http/adapter';
  *
  * function apply(res: ServerResponse, outcome: Outcome): boolean {
  *   for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
@@ -47,7 +47,8 @@ export type Outcome =
  * `decide` never rejects: a failure to decide becomes a 503 outcome or, with `'fail-open'`, a pass.
  * @example
  * ```ts
- * import type { RateLimitEngine, RateLimitRequest } from '@floodgate/http';
+ * import type { RateLimitRequest } from '@floodgate/http';
+ * import type { RateLimitEngine } from '@floodgate/http/adapter';
  *
  * async function admitted(engine: RateLimitEngine, request: RateLimitRequest): Promise<boolean> {
  *   const outcome = await engine.decide(request);
@@ -74,7 +75,7 @@ export interface RateLimitEngine {
  * making one (and a `dispose` to call after the wait), so requests that are not held pay nothing.
  * @example
  * ```ts
- * import type { HoldSignal } from '@floodgate/http';
+ * import type { HoldSignal } from '@floodgate/http/adapter';
  *
  * declare const request: Request;
  * const hold: HoldSignal = request.signal;
@@ -207,7 +208,8 @@ async function denial(
  * `RateLimitRequest`.
  * ```ts
  * import type { Limiter } from '@floodgate/core';
- * import { createEngine, ipKey, type RateLimitRequest } from '@floodgate/http';
+ * import { ipKey, type RateLimitRequest } from '@floodgate/http';
+ * import { createEngine } from '@floodgate/http/adapter';
  *
  * declare const limiter: Limiter;
  * declare const view: RateLimitRequest;

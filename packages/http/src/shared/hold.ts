@@ -23,7 +23,7 @@ export function releaseHold(): void {
  * @example
  * Holding an admitted leaky-bucket request for its turn, in a fetch-style adapter.
  * ```ts
- * import { type Outcome, queueDelay } from '@floodgate/http';
+ * import { type Outcome, queueDelay } from '@floodgate/http/adapter';
  *
  * declare const request: Request;
  * declare const outcome: Outcome & { action: 'next' };

@@ -1,7 +1,7 @@
 import type { IncomingMessage, OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Decision } from '@floodgate/core';
-import type { FrameworkSettings } from '../keys/route.js';
 import type { Outcome, RateLimitEngine } from './engine.js';
+import type { FrameworkSettings } from './framework.js';
 import { mergeExposeHeaders } from './response.js';
 import type { RateLimitRequest } from './types.js';
 

@@ -126,7 +126,7 @@ function jitterBound(value: JitterBound): number {
  * that is not a duration ≥ 0, or on `min > max`.
  * @example
  * ```ts
- * import { parseJitter } from '@floodgate/http';
+ * import { parseJitter } from '@floodgate/http/adapter';
  *
  * parseJitter([0, '5s']); // [0, 5000]
  * parseJitter('500ms'); // [0, 500]

@@ -6,7 +6,7 @@ import type { ProblemDetails, ProblemPolicy } from './types.js';
  * The header options, normalised: what {@link decisionHeaders} formats by.
  * @example
  * ```ts
- * import type { HeaderSettings } from '@floodgate/http';
+ * import type { HeaderSettings } from '@floodgate/http/adapter';
  *
  * // draft-7 `RateLimit` plus `X-RateLimit-*`, and up to 5 s of jitter on `Retry-After`.
  * const settings: HeaderSettings = {
@@ -31,7 +31,7 @@ export interface HeaderSettings {
  * core's `formatRetryAfter` writes, which is what {@link decisionHeaders} sends.
  * @example
  * ```ts
- * import { retryAfterSeconds } from '@floodgate/http';
+ * import { retryAfterSeconds } from '@floodgate/http/adapter';
  *
  * retryAfterSeconds(1500); // 2
  * retryAfterSeconds(1500, [0, 5000]); // 2 to 7
@@ -53,7 +53,7 @@ export function retryAfterSeconds(
  * @example
  * ```ts
  * import type { Limiter } from '@floodgate/core';
- * import { decisionHeaders } from '@floodgate/http';
+ * import { decisionHeaders } from '@floodgate/http/adapter';
  *
  * declare const limiter: Limiter;
  * const decision = await limiter.limit('key_123');
@@ -95,7 +95,7 @@ function problemPolicy(p: PolicyDecision): ProblemPolicy {
  * @example
  * ```ts
  * import type { Decision } from '@floodgate/core';
- * import { tooManyRequestsProblem } from '@floodgate/http';
+ * import { tooManyRequestsProblem } from '@floodgate/http/adapter';
  *
  * declare const decision: Decision;
  * const problem = tooManyRequestsProblem(decision, 2);
@@ -123,7 +123,7 @@ export function tooManyRequestsProblem(decision: Decision, retryAfter: number): 
  * The RFC 9457 body of the 503 sent when deciding failed under `'fail-closed'`.
  * @example
  * ```ts
- * import { unavailableProblem } from '@floodgate/http';
+ * import { unavailableProblem } from '@floodgate/http/adapter';
  *
  * const response = new Response(JSON.stringify(unavailableProblem()), {
  *   status: 503,
@@ -146,7 +146,7 @@ export function unavailableProblem(): ProblemDetails {
  * credentialed requests.
  * @example
  * ```ts
- * import { mergeExposeHeaders } from '@floodgate/http';
+ * import { mergeExposeHeaders } from '@floodgate/http/adapter';
  *
  * mergeExposeHeaders('Content-Length', ['RateLimit', 'RateLimit-Policy']);
  * // 'Content-Length, RateLimit, RateLimit-Policy'

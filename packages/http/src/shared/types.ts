@@ -1,5 +1,5 @@
 import type { BreakerOptions, Decision, Limiter, Policy, Store } from '@floodgate/core';
-import type { FrameworkSettings } from '../keys/route.js';
+import type { FrameworkSettings } from './framework.js';
 import type { RateLimitWarning, ValidateOption } from './validations.js';
 
 /**

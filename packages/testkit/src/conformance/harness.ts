@@ -10,7 +10,7 @@ import {
   type Store,
   type StoreCall,
 } from '@floodgate/core';
-import type { ConformanceOptions, Expectation, StoreInspector, TestApi } from '../conformance.js';
+import type { ConformanceOptions, Expectation, StoreInspector, TestApi } from './types.js';
 
 /** 19 675 days after the epoch: aligned to every window that divides a day. */
 export const BASE = 1_699_920_000_000;

@@ -19,7 +19,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * @example
  * The batching suite on two client generations, with a seed of its own:
  * ```ts
- * import { type RedisBatchTestsOptions, type RedisStoreAdapter, redisBatchTests } from '@floodgate/testkit';
+ * import { type RedisBatchTestsOptions, type RedisStoreAdapter, redisBatchTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS_5: RedisStoreAdapter<unknown>; // test/adapters.ts
@@ -57,7 +57,7 @@ type Outcome = Decision | 'reset' | string;
  * A store package's whole `test/batch.test.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisBatchTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisBatchTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

@@ -6,7 +6,7 @@ import type { RedisStoreAdapter } from './types.js';
  * The chaos run's policy: every worker decides on the same identities with it.
  * @example
  * ```ts
- * import { CHAOS_POLICY, type ChaosReport } from '@floodgate/testkit';
+ * import { CHAOS_POLICY, type ChaosReport } from './chaos-worker.js';
  *
  * declare const report: ChaosReport;
  * // Admissions per identity and policy window: at most CHAOS_POLICY.limit where no fault came near.
@@ -24,7 +24,7 @@ export const CHAOS_IDENTITIES = 5;
  * One admission as a chaos worker logs it: identity index, the store's `now`, its reason.
  * @example
  * ```ts
- * import type { ChaosEntry, ChaosReport } from '@floodgate/testkit';
+ * import type { ChaosEntry, ChaosReport } from './chaos-worker.js';
  *
  * declare const report: ChaosReport;
  * // The admissions the fallback made rather than Redis.
@@ -38,7 +38,7 @@ export type ChaosEntry = [identity: number, now: number, reason: string];
  * @example
  * ```ts
  * import { fork } from 'node:child_process';
- * import type { ChaosReport } from '@floodgate/testkit';
+ * import type { ChaosReport } from './chaos-worker.js';
  *
  * declare const worker: ReturnType<typeof fork>; // a forked chaos worker script
  * const report = await new Promise<ChaosReport>((resolve) => {
@@ -67,7 +67,7 @@ export interface ChaosReport {
  * A store package's whole `test/chaos-worker.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, serveChaosWorker } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, serveChaosWorker } from '@floodgate/testkit/redis';
  *
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveChaosWorker(ADAPTERS);

@@ -15,7 +15,7 @@ import type { RedisSuiteApi } from './types.js';
  * @example
  * ```ts
  * import { fileURLToPath } from 'node:url';
- * import type { RedisChaosTestsOptions } from '@floodgate/testkit';
+ * import type { RedisChaosTestsOptions } from '@floodgate/testkit/redis';
  *
  * // Four app servers for five minutes; a failing seed is replayed by passing it again.
  * const options: RedisChaosTestsOptions = {
@@ -74,7 +74,7 @@ async function inject(fault: Fault, server: RedisServer, proxy: FaultProxy, ms: 
  * A store package's `test/chaos.test.ts`:
  * ```ts
  * import { fileURLToPath } from 'node:url';
- * import { redisChaosTests } from '@floodgate/testkit';
+ * import { redisChaosTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * redisChaosTests({ describe, it, expect, beforeAll, afterAll }, {

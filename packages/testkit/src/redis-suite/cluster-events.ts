@@ -9,7 +9,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * ```ts
  * import { fileURLToPath } from 'node:url';
  * import type { NodeRedisClient } from '@floodgate/node-redis';
- * import type { RedisClusterEventTestsOptions, RedisStoreAdapter } from '@floodgate/testkit';
+ * import type { RedisClusterEventTestsOptions, RedisStoreAdapter } from '@floodgate/testkit/redis';
  *
  * declare const REDIS_6: RedisStoreAdapter<NodeRedisClient>; // test/adapters.ts
  * declare const REDIS_5: RedisStoreAdapter<NodeRedisClient>;
@@ -46,7 +46,7 @@ export interface RedisClusterEventTestsOptions<C> {
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
  * import { fileURLToPath } from 'node:url';
- * import { type RedisStoreAdapter, redisClusterEventTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisClusterEventTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

@@ -14,7 +14,7 @@ const IDENTITIES = 16;
  * What one failover under traffic cost.
  * @example
  * ```ts
- * import type { FailoverMeasurement } from '@floodgate/testkit';
+ * import type { FailoverMeasurement } from '@floodgate/testkit/redis';
  *
  * declare const m: FailoverMeasurement; // from measureFailover
  * console.log(`${m.overAdmitted} admitted beyond the limit, failover in ${Math.round(m.failoverMs)} ms`);
@@ -70,7 +70,7 @@ async function identitiesOn(
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { measureFailover, type RedisStoreAdapter, startRedisCluster } from '@floodgate/testkit';
+ * import { measureFailover, type RedisStoreAdapter, startRedisCluster } from '@floodgate/testkit/redis';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * const cluster = await startRedisCluster();

@@ -11,7 +11,7 @@ import { sleep } from './shared.js';
  * The node id of the server on `port`.
  * @example
  * ```ts
- * import { nodeId, type RedisCluster } from '@floodgate/testkit';
+ * import { nodeId, type RedisCluster } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * const ids = await Promise.all(cluster.nodes.map((n) => nodeId(n.port)));
@@ -25,7 +25,7 @@ export async function nodeId(port: number): Promise<string> {
  * The hash slot of `key`, as the cluster computes it.
  * @example
  * ```ts
- * import { type RedisCluster, slotOf } from '@floodgate/testkit';
+ * import { type RedisCluster, slotOf } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * // Every key of one identity shares its hash tag, hence its slot.
@@ -45,7 +45,7 @@ export async function slotOf(port: number, key: string): Promise<number> {
  * with the number of keys moved.
  * @example
  * ```ts
- * import { migrateSlot, type RedisCluster, slotOf } from '@floodgate/testkit';
+ * import { migrateSlot, type RedisCluster, slotOf } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster; // traffic keeps running against it meanwhile
  * const key = 'api:{user-1}:fw';
@@ -103,7 +103,7 @@ export async function migrateSlot(
  * on the master only when it dies.
  * @example
  * ```ts
- * import { killMasterOf, type RedisCluster, rejoin } from '@floodgate/testkit';
+ * import { killMasterOf, type RedisCluster, rejoin } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * // The replica is cut off 300 ms before its master dies: the writes of that span are lost.
@@ -148,7 +148,7 @@ export async function killMasterOf(
  * Restarts a killed node: it rejoins as a replica of its successor; resolves once settled.
  * @example
  * ```ts
- * import { killMasterOf, type RedisCluster, rejoin } from '@floodgate/testkit';
+ * import { killMasterOf, type RedisCluster, rejoin } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * const { victim } = await killMasterOf(cluster, 'api:{user-1}:fw');

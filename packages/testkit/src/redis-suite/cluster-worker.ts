@@ -11,7 +11,7 @@ import type { RedisClientOptions, RedisNodeAddress, RedisStoreAdapter } from './
  * @example
  * ```ts
  * import type { ChildProcess } from 'node:child_process';
- * import type { ClusterWorkerRequest } from '@floodgate/testkit';
+ * import type { ClusterWorkerRequest } from './cluster-worker.js';
  *
  * declare const child: ChildProcess; // a forked cluster worker script
  * // 60 rounds 40 ms apart for two identities, each allowed 20 an hour.
@@ -36,7 +36,7 @@ export type ClusterWorkerRequest =
  * A worker's answer to `run`: admissions per identity (same order) and failed decisions.
  * @example
  * ```ts
- * import type { ClusterWorkerReply } from '@floodgate/testkit';
+ * import type { ClusterWorkerReply } from './cluster-worker.js';
  *
  * declare const replies: ClusterWorkerReply[]; // one per worker, for the same identities
  * // Admissions per identity over every process: the limit, exactly, if nothing failed.
@@ -64,7 +64,7 @@ const ENV = {
  * A store package's whole `test/cluster-worker.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, serveRedisClusterWorker } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, serveRedisClusterWorker } from '@floodgate/testkit/redis';
  *
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveRedisClusterWorker(ADAPTERS);
@@ -122,7 +122,8 @@ export async function serveRedisClusterWorker<C>(
  * A forked cluster worker, from the parent's side.
  * @example
  * ```ts
- * import { type ClusterWorker, forkClusterWorker, type RedisCluster } from '@floodgate/testkit';
+ * import { type ClusterWorker, forkClusterWorker } from './cluster-worker.js';
+ * import { type RedisCluster } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * declare const script: string; // the package's cluster worker script
@@ -143,7 +144,8 @@ export interface ClusterWorker {
  * @example
  * ```ts
  * import { fileURLToPath } from 'node:url';
- * import { forkClusterWorker, type RedisCluster } from '@floodgate/testkit';
+ * import { forkClusterWorker } from './cluster-worker.js';
+ * import { type RedisCluster } from '@floodgate/testkit/redis';
  *
  * declare const cluster: RedisCluster;
  * const worker = await forkClusterWorker(fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)), {

@@ -16,7 +16,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisClusterTestsOptions, type RedisStoreAdapter, redisClusterTests } from '@floodgate/testkit';
+ * import { type RedisClusterTestsOptions, type RedisStoreAdapter, redisClusterTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts, with createCluster
@@ -42,7 +42,7 @@ const policies = [
  * A store package's whole `test/cluster.test.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisClusterTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisClusterTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts, with createCluster

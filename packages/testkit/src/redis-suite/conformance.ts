@@ -1,5 +1,6 @@
 import type { Store } from '@floodgate/core';
-import { type StoreInspector, storeConformance } from '../conformance.js';
+import type { StoreInspector } from '../conformance/types.js';
+import { storeConformance } from '../conformance.js';
 import { openClient, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -8,7 +9,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisConformanceOptions, type RedisStoreAdapter, redisConformance } from '@floodgate/testkit';
+ * import { type RedisConformanceOptions, type RedisStoreAdapter, redisConformance } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS_5: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
@@ -30,7 +31,8 @@ export interface RedisConformanceOptions<C> {
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisInspector, storeConformance } from '@floodgate/testkit';
+ * import { storeConformance } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisInspector } from '@floodgate/testkit/redis';
  * import { describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
@@ -75,7 +77,7 @@ export function redisInspector<C>(
  * A store package's whole `test/conformance.test.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisConformance } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisConformance } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

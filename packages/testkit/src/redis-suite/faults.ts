@@ -20,7 +20,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisFaultTestsOptions, type RedisStoreAdapter, redisFaultTests } from '@floodgate/testkit';
+ * import { type RedisFaultTestsOptions, type RedisStoreAdapter, redisFaultTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
@@ -46,7 +46,7 @@ export interface RedisFaultTestsOptions<C> {
  * A store package's whole `test/faults.test.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisFaultTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisFaultTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

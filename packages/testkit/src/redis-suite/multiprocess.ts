@@ -10,7 +10,7 @@ import { WORKER_ENV, type WorkerReply } from './worker.js';
  * One app-server process: which adapter its client comes from, and how it is built.
  * @example
  * ```ts
- * import type { RedisWorkerSpec } from '@floodgate/testkit';
+ * import type { RedisWorkerSpec } from '@floodgate/testkit/redis';
  *
  * // Four app servers on one client generation, every other one auto-pipelining.
  * const workers: RedisWorkerSpec[] = [0, 1, 2, 3].map((i) => ({
@@ -30,7 +30,7 @@ export interface RedisWorkerSpec {
  * @example
  * ```ts
  * import { fileURLToPath } from 'node:url';
- * import type { RedisMultiprocessTestsOptions } from '@floodgate/testkit';
+ * import type { RedisMultiprocessTestsOptions } from '@floodgate/testkit/redis';
  *
  * // A worker script already compiled to JavaScript needs no tsx.
  * const options: RedisMultiprocessTestsOptions = {
@@ -59,7 +59,7 @@ export interface RedisMultiprocessTestsOptions {
  * A store package's whole `test/multiprocess.test.ts`:
  * ```ts
  * import { fileURLToPath } from 'node:url';
- * import { redisMultiprocessTests } from '@floodgate/testkit';
+ * import { redisMultiprocessTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * redisMultiprocessTests({ describe, it, expect, beforeAll, afterAll }, {

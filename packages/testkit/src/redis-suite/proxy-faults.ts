@@ -18,7 +18,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * @example
  * ```ts
  * import type { NodeRedisClient } from '@floodgate/node-redis';
- * import { type RedisProxyFaultTestsOptions, type RedisStoreAdapter, redisProxyFaultTests } from '@floodgate/testkit';
+ * import { type RedisProxyFaultTestsOptions, type RedisStoreAdapter, redisProxyFaultTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const REDIS_6: RedisStoreAdapter<NodeRedisClient>; // test/adapters.ts
@@ -63,7 +63,7 @@ async function timed(fn: () => Promise<Decision>): Promise<{ d: Decision; ms: nu
  * A store package's whole `test/proxy-faults.test.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisProxyFaultTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisProxyFaultTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

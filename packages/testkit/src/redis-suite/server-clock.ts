@@ -7,7 +7,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * @example
  * ```ts
  * import type { NodeRedisClient } from '@floodgate/node-redis';
- * import { type RedisServerClockTestsOptions, type RedisStoreAdapter, redisServerClockTests } from '@floodgate/testkit';
+ * import { type RedisServerClockTestsOptions, type RedisStoreAdapter, redisServerClockTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const REDIS_6: RedisStoreAdapter<NodeRedisClient>; // test/adapters.ts
@@ -42,7 +42,7 @@ const summary = (d: { allowed: boolean; remaining: number }): string =>
  * A store package's whole `test/server-clock.test.ts`:
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, redisServerClockTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisServerClockTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

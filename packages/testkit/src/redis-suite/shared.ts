@@ -15,7 +15,7 @@ import type { RedisClientOptions, RedisStoreAdapter, RedisSuiteApi } from './typ
  * stops it after them; the getter returns it once `beforeAll` has run.
  * @example
  * ```ts
- * import { redisCommand, useRedisServer } from '@floodgate/testkit';
+ * import { redisCommand, useRedisServer } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * describe('my store', () => {
@@ -47,7 +47,7 @@ export function useRedisServer(
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { openClient, type RedisServer, type RedisStoreAdapter } from '@floodgate/testkit';
+ * import { openClient, type RedisServer, type RedisStoreAdapter } from '@floodgate/testkit/redis';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * declare const server: RedisServer;
@@ -88,7 +88,7 @@ export function storeCall(prefix: string, identity: string, policy: Policy): Sto
  * @example
  * ```ts
  * import { IoRedisStore } from '@floodgate/ioredis';
- * import { expectStoreUnavailable, freePort } from '@floodgate/testkit';
+ * import { expectStoreUnavailable, freePort } from '@floodgate/testkit/redis';
  * import { Redis } from 'ioredis';
  * import { expect, it } from 'vitest';
  *

@@ -18,7 +18,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
  * import { MemoryStore } from '@floodgate/memory';
- * import { type RedisStoreAdapter, type RedisStoreTestsOptions, redisStoreTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, type RedisStoreTestsOptions, redisStoreTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
@@ -45,7 +45,7 @@ export interface RedisStoreTestsOptions<C> {
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
  * import { MemoryStore } from '@floodgate/memory';
- * import { type RedisStoreAdapter, redisStoreTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, redisStoreTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts

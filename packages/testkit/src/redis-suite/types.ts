@@ -1,13 +1,13 @@
 import type { Store } from '@floodgate/core';
 import type { RedisStoreOptions } from '@floodgate/core/redis';
-import type { Awaitable } from '../conformance.js';
+import type { Awaitable } from '../conformance/types.js';
 
 /**
  * How a test wants its client built. A client without such a switch ignores it.
  * @example
  * An adapter's `create` maps the switches onto ioredis options:
  * ```ts
- * import type { RedisClientOptions } from '@floodgate/testkit';
+ * import type { RedisClientOptions } from '@floodgate/testkit/redis';
  * import { Redis } from 'ioredis';
  *
  * const create = (url: string, o: RedisClientOptions = {}) =>
@@ -29,7 +29,7 @@ export interface RedisClientOptions {
  * `{ host, port }` of a cluster node, as `RedisCluster.startupNodes` lists them.
  * @example
  * ```ts
- * import type { RedisNodeAddress } from '@floodgate/testkit';
+ * import type { RedisNodeAddress } from '@floodgate/testkit/redis';
  * import { Cluster } from 'ioredis';
  *
  * // An adapter's `createCluster`: a client that connects only when told to.
@@ -49,7 +49,7 @@ export interface RedisNodeAddress {
  * A store package's `test/adapters.ts`:
  * ```ts
  * import { type IoRedisClient, IoRedisStore } from '@floodgate/ioredis';
- * import type { RedisStoreAdapter } from '@floodgate/testkit';
+ * import type { RedisStoreAdapter } from '@floodgate/testkit/redis';
  * import { Cluster, Redis } from 'ioredis';
  *
  * export const IOREDIS: RedisStoreAdapter<IoRedisClient> = {
@@ -106,7 +106,7 @@ export interface RedisStoreAdapter<C = unknown> {
  * @example
  * A helper that takes whichever runner's `expect` the suite was given:
  * ```ts
- * import { allKeysWithTtl, type RedisExpectation, type RedisServer } from '@floodgate/testkit';
+ * import { allKeysWithTtl, type RedisExpectation, type RedisServer } from '@floodgate/testkit/redis';
  * import { expect } from 'vitest';
  *
  * declare const server: RedisServer;
@@ -139,7 +139,7 @@ export interface RedisExpectation {
  * @example
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, type RedisSuiteApi, redisFaultTests } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, type RedisSuiteApi, redisFaultTests } from '@floodgate/testkit/redis';
  * import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  *
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts

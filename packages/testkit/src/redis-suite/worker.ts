@@ -14,7 +14,7 @@ import type { RedisClientOptions, RedisStoreAdapter } from './types.js';
  * @example
  * ```ts
  * import type { ChildProcess } from 'node:child_process';
- * import type { WorkerReply, WorkerRequest } from '@floodgate/testkit';
+ * import type { WorkerReply, WorkerRequest } from './worker.js';
  *
  * declare const worker: ChildProcess; // a forked worker script, `ready` already received
  * worker.on('message', (reply: WorkerReply) => console.log(reply.id, reply.allowed));
@@ -31,7 +31,7 @@ export type WorkerRequest =
  * What a worker answers (`ready` once, first).
  * @example
  * ```ts
- * import type { WorkerReply } from '@floodgate/testkit';
+ * import type { WorkerReply } from './worker.js';
  *
  * declare const replies: WorkerReply[]; // the answers to one `limit` request per process
  * // A burst on one key over every process: the admissions must add up to the limit.
@@ -63,7 +63,7 @@ export const WORKER_ENV = {
  * A store package's whole worker script (`test/worker.ts`):
  * ```ts
  * import type { IoRedisClient } from '@floodgate/ioredis';
- * import { type RedisStoreAdapter, serveRedisWorker } from '@floodgate/testkit';
+ * import { type RedisStoreAdapter, serveRedisWorker } from '@floodgate/testkit/redis';
  *
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveRedisWorker(ADAPTERS);
