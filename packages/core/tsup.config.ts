@@ -3,6 +3,11 @@ import { packageBuild } from '../../tsup.shared';
 // @noble/hashes 2 ships ESM only: bundled, it reaches our CommonJS build too (Node 20 before
 // 20.19 cannot require an ES module), and core keeps no runtime dependency on node:crypto.
 export default {
-  ...packageBuild({ index: 'src/index.ts', 'headers/index': 'src/headers/index.ts' }),
+  ...packageBuild({
+    index: 'src/index.ts',
+    'headers/index': 'src/headers/index.ts',
+    internal: 'src/internal.ts',
+    store: 'src/store.ts',
+  }),
   noExternal: ['@noble/hashes'],
 };

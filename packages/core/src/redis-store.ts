@@ -19,7 +19,8 @@ function isNoScript(error: unknown): boolean {
  * @example
  * A store for another Redis client: supply `send`, `isReady` and `fallback`.
  * ```ts
- * import { RedisScriptStore, type RedisStoreOptions, type Store } from '@floodgate/core';
+ * import { RedisScriptStore, type RedisStoreOptions } from '@floodgate/core';
+ * import type { Store } from '@floodgate/core/store';
  * import { MemoryStore } from '@floodgate/memory';
  *
  * interface MyClient { command(argv: string[]): Promise<unknown>; connected: boolean }

@@ -237,7 +237,7 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  * One decision with a client this package has no store for: `EVALSHA` with the call's keys.
  * ```ts
  * import { decodeScriptReply, encodeScriptArgs, scriptFor } from '@floodgate/core';
- * import type { StoreCall } from '@floodgate/core';
+ * import type { StoreCall } from '@floodgate/core/store';
  *
  * declare const call: StoreCall;
  * declare function evalsha(sha: string, keys: readonly string[], argv: string[]): Promise<unknown>;
@@ -303,7 +303,8 @@ function paramsOf(policies: readonly Policy[]): readonly string[] {
  * @example
  * `ARGV` for a call decided on this process's clock (`clock: 'client'`).
  * ```ts
- * import { encodeScriptArgs, type StoreCall } from '@floodgate/core';
+ * import { encodeScriptArgs } from '@floodgate/core';
+ * import type { StoreCall } from '@floodgate/core/store';
  *
  * declare const call: StoreCall;
  * const argv = encodeScriptArgs(call, Date.now()); // [mode, cost, now, deadline, ...params]

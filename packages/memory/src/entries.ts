@@ -1,14 +1,13 @@
 // MemoryStore's building blocks: the entry, the tables, the kernel dispatch, key parsing.
+import type { Policy, PolicyKind } from '@floodgate/core';
 import {
   bucketKernel,
   fixedWindowKernel,
-  type Policy,
-  type PolicyKind,
-  type PolicyResult,
   slidingWindowKernel,
   slidingWindowLogKernel,
   type Verdict,
-} from '@floodgate/core';
+} from '@floodgate/core/internal';
+import type { PolicyResult } from '@floodgate/core/store';
 
 /**
  * One key's state, updated in place; an expired entry is reused when its identity returns. Its

@@ -1,12 +1,6 @@
-import {
-  FloodgateError,
-  newVerdict,
-  type Policy,
-  type PolicyResult,
-  type Store,
-  type StoreCall,
-  type Verdict,
-} from '@floodgate/core';
+import { FloodgateError, type Policy } from '@floodgate/core';
+import { newVerdict, type Verdict } from '@floodgate/core/internal';
+import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import {
   commit,
   decide,

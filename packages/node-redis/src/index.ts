@@ -1,9 +1,5 @@
-import {
-  FloodgateError,
-  RedisScriptStore,
-  type RedisStoreOptions,
-  type Store,
-} from '@floodgate/core';
+import { FloodgateError, RedisScriptStore, type RedisStoreOptions } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 
 /**

@@ -1,11 +1,5 @@
-import {
-  FloodgateError,
-  type PolicyResult,
-  RedisScriptStore,
-  type RedisStoreOptions,
-  type Store,
-  type StoreCall,
-} from '@floodgate/core';
+import { FloodgateError, RedisScriptStore, type RedisStoreOptions } from '@floodgate/core';
+import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 import {
   Batch,

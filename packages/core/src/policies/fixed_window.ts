@@ -44,7 +44,8 @@ export function fixedWindow(options: FixedWindowOptions): Policy {
  * @example
  * The first request of a window: admitted, and the state to store is `[windowStart, 1]`.
  * ```ts
- * import { fixedWindow, fixedWindowKernel, newVerdict } from '@floodgate/core';
+ * import { fixedWindow } from '@floodgate/core';
+ * import { fixedWindowKernel, newVerdict } from '@floodgate/core/internal';
  *
  * const [limit, windowMs] = fixedWindow({ limit: 10, window: '1m' }).params;
  * const v = newVerdict();

@@ -44,7 +44,7 @@ export function slidingWindow(options: SlidingWindowOptions): Policy {
  * @example
  * State `[windowStart, current, previous]`: 60 s into a window after a full previous one.
  * ```ts
- * import { newVerdict, slidingWindowKernel } from '@floodgate/core';
+ * import { newVerdict, slidingWindowKernel } from '@floodgate/core/internal';
  *
  * const v = newVerdict();
  * slidingWindowKernel(100, 60_000, true, 60_000, 0, 100, 90_000, 1, v);

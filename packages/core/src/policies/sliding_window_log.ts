@@ -31,7 +31,8 @@ export type SlidingWindowLogOptions = WindowOptions;
  * @example
  * Choosing the exact log where it is affordable.
  * ```ts
- * import { MAX_LOG_LIMIT, slidingWindow, slidingWindowLog } from '@floodgate/core';
+ * import { slidingWindow, slidingWindowLog } from '@floodgate/core';
+ * import { MAX_LOG_LIMIT } from '@floodgate/core/store';
  *
  * const limit = Number(process.env.LIMIT ?? 100);
  * const policy =
@@ -73,7 +74,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
  * @example
  * Logs are `[ms, before, cost]` triples; an empty log admits.
  * ```ts
- * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core';
+ * import { newVerdict, slidingWindowLogKernel } from '@floodgate/core/internal';
  *
  * const v = newVerdict();
  * slidingWindowLogKernel(100, 60_000, undefined, 5_000, 2, v);

@@ -83,7 +83,8 @@ export function tokenBucket(options: TokenBucketOptions): Policy {
  * @example
  * A leaky bucket's second request waits `interval / limit` (`delayMs`); `params` feed the kernel.
  * ```ts
- * import { bucketKernel, leakyBucket, newVerdict } from '@floodgate/core';
+ * import { leakyBucket } from '@floodgate/core';
+ * import { bucketKernel, newVerdict } from '@floodgate/core/internal';
  *
  * const [capacity, perUnit, perMs] = leakyBucket({ limit: 10, interval: '1s', queue: 5 }).params;
  * const v = newVerdict();

@@ -1,4 +1,5 @@
-import type { RedisStoreOptions, Store } from '@floodgate/core';
+import type { RedisStoreOptions } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import type { Awaitable } from '../conformance.js';
 
 /**

@@ -1,0 +1,12 @@
+/**
+ * `@floodgate/core/internal`: for the `@floodgate/*` packages only (`@floodgate/memory` runs the
+ * policy kernels in place). Released in lockstep with them (one changesets fixed group, and they
+ * depend on core exactly), so anything here may change in any release: no semver promise.
+ * @internal
+ * @module
+ */
+export { newVerdict, type Verdict } from './policies/common.js';
+export { fixedWindowKernel } from './policies/fixed_window.js';
+export { slidingWindowKernel } from './policies/sliding_window.js';
+export { slidingWindowLogKernel } from './policies/sliding_window_log.js';
+export { bucketKernel } from './policies/token_bucket.js';
