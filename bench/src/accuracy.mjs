@@ -3,7 +3,8 @@
 // of arrivals, the exact log decides and keeps the admitted history, and for every request the
 // counter is asked about the same history (its two counts, fed by the log's admissions). Most
 // identities stay under their limit; one in ten bursts to three times it now and then.
-import { evaluatePolicy, slidingWindow, slidingWindowLog } from '@floodgate/core';
+import { slidingWindow, slidingWindowLog } from '@floodgate/core';
+import { evaluatePolicy } from '@floodgate/core/store';
 import { rng } from '@floodgate/testkit/redis';
 
 export async function benchAccuracy(config, log) {

@@ -8,6 +8,7 @@ export default {
     'headers/index': 'src/headers/index.ts',
     internal: 'src/internal.ts',
     'redis/index': 'src/redis/index.ts',
+    store: 'src/store.ts',
   }),
   noExternal: ['@noble/hashes'],
 };

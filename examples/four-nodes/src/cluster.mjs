@@ -19,7 +19,7 @@ function shut(server) {
 
 /**
  * One app server: its own limiter over `store`, keyed by the `x-api-key` header.
- * @param {{ name: string, store: import('@floodgate/core').Store, policy: import('@floodgate/core').Policy }} options
+ * @param {{ name: string, store: import('@floodgate/core/store').Store, policy: import('@floodgate/core').Policy }} options
  */
 export async function startAppNode({ name, store, policy }) {
   const limiter = createLimiter({ store, policy, prefix: 'four-nodes' });

@@ -81,7 +81,7 @@ async function redis(url, label, stopServer) {
 /**
  * @param {{ prefer?: 'auto' | 'memory' }} [options]
  * @returns {Promise<{ kind: 'redis' | 'memory', label: string, note?: string,
- *   makeStore: () => import('@floodgate/core').Store | Promise<import('@floodgate/core').Store>,
+ *   makeStore: () => import('@floodgate/core/store').Store | Promise<import('@floodgate/core/store').Store>,
  *   close: () => Promise<void> }>}
  */
 export async function openSharedStore({ prefer = 'auto' } = {}) {

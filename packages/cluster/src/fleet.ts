@@ -1,4 +1,5 @@
-import { FloodgateError, fixedWindow, type Policy, type StoreCall } from '@floodgate/core';
+import { FloodgateError, fixedWindow, type Policy } from '@floodgate/core';
+import type { StoreCall } from '@floodgate/core/store';
 import type { ShardGuard } from './guard.js';
 import { hash32 } from './rendezvous.js';
 import type { Shard } from './shards.js';
@@ -10,7 +11,7 @@ import type { Shard } from './shards.js';
  * @example
  * ```ts
  * import { type MixedFleetEvent, ShardedStore } from '@floodgate/cluster';
- * import type { Store } from '@floodgate/core';
+ * import type { Store } from '@floodgate/core/store';
  *
  * declare const shards: Store[];
  * const page = (e: MixedFleetEvent) =>

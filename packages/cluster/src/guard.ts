@@ -1,10 +1,5 @@
-import {
-  Breaker,
-  type BreakerOptions,
-  FloodgateError,
-  isFloodgateError,
-  type Store,
-} from '@floodgate/core';
+import { type BreakerOptions, FloodgateError, isFloodgateError } from '@floodgate/core';
+import { Breaker, type Store } from '@floodgate/core/store';
 import { HealthBoard, type ShardHealthEvent } from './health.js';
 import type { Shard } from './shards.js';
 

@@ -1,4 +1,5 @@
-import type { BreakerState, FloodgateError } from '@floodgate/core';
+import type { FloodgateError } from '@floodgate/core';
+import type { BreakerState } from '@floodgate/core/store';
 
 /**
  * A shard's state. `'healthy'`: its last call succeeded (every shard starts so). `'failing'`:
@@ -54,7 +55,7 @@ export interface ShardHealth {
  * @example
  * ```ts
  * import { ShardedStore, type ShardHealthEvent } from '@floodgate/cluster';
- * import type { Store } from '@floodgate/core';
+ * import type { Store } from '@floodgate/core/store';
  *
  * declare const shards: Store[];
  * function alert(event: ShardHealthEvent): void {

@@ -1,4 +1,5 @@
-import { FloodgateError, type PolicyResult, type Store } from '@floodgate/core';
+import { FloodgateError } from '@floodgate/core';
+import type { PolicyResult, Store } from '@floodgate/core/store';
 import type { ShardSpec } from './shards.js';
 
 /**
@@ -9,7 +10,7 @@ import type { ShardSpec } from './shards.js';
  * Growing from r1–r3 to r1–r4 with a rolling deploy that ends well before the 5th, 12:00 UTC.
  * ```ts
  * import { ShardedStore, type ShardMigration } from '@floodgate/cluster';
- * import type { Store } from '@floodgate/core';
+ * import type { Store } from '@floodgate/core/store';
  *
  * declare const r1: Store, r2: Store, r3: Store, r4: Store;
  * const migration: ShardMigration = {

@@ -9,7 +9,7 @@ import type { ShardMigration } from './migration.js';
  * @example
  * ```ts
  * import { ShardedStore, type ShardedStoreOptions } from '@floodgate/cluster';
- * import type { Store } from '@floodgate/core';
+ * import type { Store } from '@floodgate/core/store';
  *
  * declare const shards: Store[];
  * const options: ShardedStoreOptions = {

@@ -1,10 +1,5 @@
-import {
-  FloodgateError,
-  isFloodgateError,
-  type PolicyResult,
-  type Store,
-  type StoreCall,
-} from '@floodgate/core';
+import { FloodgateError, isFloodgateError } from '@floodgate/core';
+import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import { FleetWatch, fingerprintOf, fleetOptions, type MixedFleetEvent } from './fleet.js';
 import { ShardGuard } from './guard.js';
 import type { ShardHealth } from './health.js';

@@ -1,4 +1,5 @@
-import { FloodgateError, type Store } from '@floodgate/core';
+import { FloodgateError } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 
 /**
  * A shard with a stable name and, optionally, a weight.

@@ -2,12 +2,10 @@ import {
   createLimiter,
   FloodgateError,
   fixedWindow,
-  type PolicyResult,
-  type Store,
-  type StoreCall,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 import { keysFor } from '@floodgate/testkit/redis';
 import { describe, expect, it } from 'vitest';

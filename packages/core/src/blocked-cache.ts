@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { PolicyResult } from './store.js';
+import type { PolicyResult } from './store-types.js';
 import type { Decision } from './types.js';
 
 interface Entry {

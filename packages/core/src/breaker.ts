@@ -5,7 +5,8 @@ import { FloodgateError } from './errors.js';
  * @example
  * A state-change hook typed with it, for alerting.
  * ```ts
- * import type { BreakerState, FloodgateError } from '@floodgate/core';
+ * import type { FloodgateError } from '@floodgate/core';
+ * import type { BreakerState } from '@floodgate/core/store';
  *
  * function alert(state: BreakerState, error?: FloodgateError): void {
  *   if (state === 'open') console.error('rate-limit store is failing', error?.code);
@@ -62,7 +63,8 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
  * @example
  * A store wrapper with a breaker of its own (as `ShardedStore` keeps one per shard).
  * ```ts
- * import { Breaker, FloodgateError, type StoreCall } from '@floodgate/core';
+ * import { FloodgateError } from '@floodgate/core';
+ * import { Breaker, type StoreCall } from '@floodgate/core/store';
  *
  * declare function send(call: StoreCall): Promise<void>;
  * const breaker = new Breaker({ failures: 5, cooldownMs: 1_000 });

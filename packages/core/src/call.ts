@@ -1,5 +1,5 @@
 import { policyKey } from './keys.js';
-import type { StoreCall } from './store.js';
+import type { StoreCall } from './store-types.js';
 import type { Policy } from './types.js';
 
 /**

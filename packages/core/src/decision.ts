@@ -1,5 +1,5 @@
 import { bindsInstead } from './binding.js';
-import type { PolicyResult } from './store.js';
+import type { PolicyResult } from './store-types.js';
 import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
 
 function part(p: Policy, r: PolicyResult): PolicyDecision {
@@ -39,7 +39,7 @@ function single(p: Policy, r: PolicyResult): Decision {
  * @example
  * What a limiter does with a store's answer (useful when calling a store directly, as tests do).
  * ```ts
- * import { type Store, type StoreCall, toDecision } from '@floodgate/core';
+ * import { type Store, type StoreCall, toDecision } from '@floodgate/core/store';
  *
  * declare const store: Store;
  * declare const call: StoreCall;

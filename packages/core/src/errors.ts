@@ -77,3 +77,22 @@ export function isFloodgateError(value: unknown): value is FloodgateError {
     (value as Record<symbol, unknown>)[BRAND] === true
   );
 }
+
+/** Errors about the caller's input or configuration: they reach the caller, never the fallback. */
+export function isCallerError(error: unknown): boolean {
+  return (
+    isFloodgateError(error) &&
+    (error.code.startsWith('INVALID_') || error.code === 'COST_EXCEEDS_CAPACITY')
+  );
+}
+
+/**
+ * A store failure as the limiter reports it: a timeout or unavailability stays as it is, anything
+ * else a store threw becomes `STORE_UNAVAILABLE` with it as the `cause`.
+ */
+export function storeError(cause: unknown): FloodgateError {
+  return isFloodgateError(cause) &&
+    (cause.code === 'STORE_TIMEOUT' || cause.code === 'STORE_UNAVAILABLE')
+    ? cause
+    : new FloodgateError('STORE_UNAVAILABLE', 'the store failed', { cause });
+}

@@ -1,22 +1,15 @@
-export { Breaker, type BreakerOptions, type BreakerState } from './breaker.js';
-export { toDecision } from './decision.js';
+// `@floodgate/core`: what an app author uses. Store authors import `@floodgate/core/store`,
+// Redis-protocol store authors `@floodgate/core/redis`, header formatting lives in
+// `@floodgate/core/headers`.
+export type { BreakerOptions } from './breaker.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
-export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
-export { createLimiter, type Limiter, type LimiterOptions } from './limiter.js';
+export { createLimiter } from './limiter.js';
+export type { Limiter, LimiterOptions } from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
-export type { PolicyOutcome, PolicyState } from './policies/common.js';
-export { newVerdict, type Verdict } from './policies/common.js';
-export { evaluatePolicy } from './policies/compose.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
-export { POLICY_KINDS } from './policies/kinds.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';
 export { type SlidingWindowOptions, slidingWindow } from './policies/sliding_window.js';
-export {
-  MAX_LOG_LIMIT,
-  type SlidingWindowLogOptions,
-  slidingWindowLog,
-} from './policies/sliding_window_log.js';
+export { type SlidingWindowLogOptions, slidingWindowLog } from './policies/sliding_window_log.js';
 export { type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';
-export { evaluateAll, type PolicyResult, type Store, type StoreCall } from './store.js';
 export type { Decision, DecisionReason, Policy, PolicyDecision, PolicyKind } from './types.js';

@@ -1,5 +1,11 @@
-// For @floodgate/* packages only (MemoryStore runs the kernels through the kind table): no
-// semver promise, names here may change in any release.
+/**
+ * `@floodgate/core/internal`: for the `@floodgate/*` packages only (`@floodgate/memory` runs the
+ * policy kernels in place, through the kind table). Released in lockstep with them (one
+ * changesets fixed group, and they depend on core exactly), so anything here may change in any
+ * release: no semver promise.
+ * @internal
+ * @module
+ */
 export { newVerdict, type Verdict } from './policies/common.js';
 export { fixedWindowKernel } from './policies/fixed_window.js';
 export type { Kernel, PolicyKindRow } from './policies/kinds.js';

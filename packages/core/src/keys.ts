@@ -6,7 +6,7 @@ import { sha256Base64url, utf8Length } from './hash.js';
  * Encoded identities longer than this (UTF-8 bytes) are replaced by a hash.
  * @example
  * ```ts
- * import { encodeIdentity, MAX_IDENTITY_BYTES } from '@floodgate/core';
+ * import { encodeIdentity, MAX_IDENTITY_BYTES } from '@floodgate/core/store';
  *
  * const long = 'x'.repeat(MAX_IDENTITY_BYTES + 1);
  * console.log(encodeIdentity(long).startsWith('#')); // true: hashed, so the key stays short
@@ -44,7 +44,7 @@ const HASHED = new LRUCache<string, string>({
  * and bounded in size (long identities become `#` + SHA-256).
  * @example
  * ```ts
- * import { encodeIdentity } from '@floodgate/core';
+ * import { encodeIdentity } from '@floodgate/core/store';
  *
  * encodeIdentity('user_42'); // 'user_42'
  * encodeIdentity('a{b}'); // 'a%7Bb%7D': braces cannot move the key to another cluster slot
@@ -79,7 +79,8 @@ export function validatePrefix(prefix: unknown): asserts prefix is string {
  * @example
  * The Redis key a limiter with prefix `'api'` uses for one identity and policy.
  * ```ts
- * import { encodeIdentity, policyKey, tokenBucket } from '@floodgate/core';
+ * import { tokenBucket } from '@floodgate/core';
+ * import { encodeIdentity, policyKey } from '@floodgate/core/store';
  *
  * const policy = tokenBucket({ limit: 100, interval: '1m' });
  * const key = policyKey('api', encodeIdentity('user_42'), policy.id); // 'api:{user_42}:tb:…'

@@ -2,21 +2,12 @@ import { BlockedCache } from './blocked-cache.js';
 import { Breaker } from './breaker.js';
 import { LimiterCall } from './call.js';
 import { toDecision } from './decision.js';
-import { FloodgateError } from './errors.js';
+import { FloodgateError, isCallerError, storeError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
-import {
-  isCallerError,
-  type Limiter,
-  type LimiterOptions,
-  storeError,
-  timeoutOf,
-  validateOptions,
-  validatePolicies,
-} from './limiter-options.js';
-import type { PolicyResult, StoreCall } from './store.js';
+import { timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
+import type { Limiter, LimiterOptions } from './limiter-types.js';
+import type { PolicyResult, StoreCall } from './store-types.js';
 import type { Decision, DecisionReason } from './types.js';
-
-export type { Limiter, LimiterOptions };
 
 /** `{ cost }` or `{}`: no other own enumerable key (as `Object.keys`, without its array). */
 function onlyCost(opts: unknown): boolean {

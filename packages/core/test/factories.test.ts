@@ -3,11 +3,11 @@ import { isFloodgateError } from '../src/errors.js';
 import {
   fixedWindow,
   leakyBucket,
-  MAX_LOG_LIMIT,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '../src/index.js';
+import { MAX_LOG_LIMIT } from '../src/store.js';
 
 function thrown(fn: () => unknown): { code?: string; message?: string } {
   try {

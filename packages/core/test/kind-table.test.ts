@@ -2,7 +2,6 @@
 // row must agree with its kind's Lua fragment and with what its kernel does.
 import { describe, expect, it } from 'vitest';
 import {
-  evaluatePolicy,
   fixedWindow,
   leakyBucket,
   type Policy,
@@ -14,6 +13,7 @@ import {
 import { LUA_SOURCES } from '../src/lua.generated.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
 import { POLICY_TABLE } from '../src/policies/table.js';
+import { evaluatePolicy } from '../src/store.js';
 
 // One policy per kind: a new kind without a sample here does not compile.
 const SAMPLES: { readonly [K in PolicyKind]: Policy } = {

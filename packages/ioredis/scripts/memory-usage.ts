@@ -2,15 +2,14 @@
 // Run: pnpm --filter @floodgate/ioredis memory-usage   (needs redis-server on PATH)
 import {
   createLimiter,
-  encodeIdentity,
   fixedWindow,
   leakyBucket,
   type Policy,
-  policyKey,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { encodeIdentity, policyKey } from '@floodgate/core/store';
 import { startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { IoRedisStore } from '../src/index.js';

@@ -3,16 +3,14 @@
 // results, the state written and its TTL. Keys are PERSISTed after each step so that real-time
 // expiry cannot race the fake clock: this isolates the arithmetic, time may jump anywhere.
 import {
-  evaluateAll,
   fixedWindow,
   leakyBucket,
   type Policy,
-  type PolicyState,
-  type StoreCall,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { evaluateAll, type PolicyState, type StoreCall } from '@floodgate/core/store';
 import { keysFor, type RedisServer, rng, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 // MemoryStore's building blocks: the entry, the tables, running a kernel on an entry, key parsing.
-import type { Policy, PolicyResult } from '@floodgate/core';
+import type { Policy } from '@floodgate/core';
 import { type Kernel, POLICY_TABLE, type Verdict } from '@floodgate/core/internal';
+import type { PolicyResult } from '@floodgate/core/store';
 
 /**
  * One key's state, updated in place; an expired entry is reused when its identity returns. Its

@@ -1,11 +1,6 @@
-import {
-  FloodgateError,
-  type Policy,
-  type PolicyResult,
-  type Store,
-  type StoreCall,
-} from '@floodgate/core';
+import { FloodgateError, type Policy } from '@floodgate/core';
 import { newVerdict, type Verdict } from '@floodgate/core/internal';
+import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import {
   commit,
   decide,

@@ -1,4 +1,4 @@
-import type { StoreCall } from '@floodgate/core';
+import type { StoreCall } from '@floodgate/core/store';
 import { storeConformance } from '@floodgate/testkit';
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';

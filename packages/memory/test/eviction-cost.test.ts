@@ -4,7 +4,8 @@
 // (a 9–83 µs sawtooth per decision). That walk happens inside V8, where no JavaScript counter
 // sees it: these tests bound the work they can see (entries looked at by the store) and assert
 // that the insert path starts no Map iteration at all. Nothing here times anything.
-import { fixedWindow, type Policy, type StoreCall } from '@floodgate/core';
+import { fixedWindow, type Policy } from '@floodgate/core';
+import type { StoreCall } from '@floodgate/core/store';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { evictionOf } from '../src/eviction.js';
 import { MemoryStore } from '../src/index.js';

@@ -3,18 +3,20 @@
 // synchronous path against the reference composition (evaluateAll over a plain Map).
 import {
   createLimiter,
-  evaluateAll,
   fixedWindow,
   leakyBucket,
   type Policy,
-  type PolicyResult,
-  type PolicyState,
-  type Store,
-  type StoreCall,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import {
+  evaluateAll,
+  type PolicyResult,
+  type PolicyState,
+  type Store,
+  type StoreCall,
+} from '@floodgate/core/store';
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { MemoryStore } from '../src/index.js';

@@ -1,5 +1,6 @@
-import { FloodgateError, type Store } from '@floodgate/core';
+import { FloodgateError } from '@floodgate/core';
 import { RedisStore, type RedisStoreOptions, type RedisTransport } from '@floodgate/core/redis';
+import type { Store } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 
 /**

@@ -1,4 +1,4 @@
-import type { Store } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { registerCharging } from './conformance/charging.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';

@@ -1,6 +1,7 @@
 // Looking inside a throw-away Redis from the Redis store tests: which commands clients sent
 // (INFO commandstats), every key with its TTL, where a policy's key lives; plus a seeded PRNG.
-import { encodeIdentity, type Policy, policyKey } from '@floodgate/core';
+import type { Policy } from '@floodgate/core';
+import { encodeIdentity, policyKey } from '@floodgate/core/store';
 import { redisCommand } from './resp.js';
 
 /**

@@ -1,4 +1,5 @@
-import { encodeIdentity, fixedWindow, policyKey, tokenBucket } from '@floodgate/core';
+import { fixedWindow, tokenBucket } from '@floodgate/core';
+import { encodeIdentity, policyKey } from '@floodgate/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allKeysWithTtl,

@@ -1,5 +1,5 @@
-import type { PolicyResult, Store, StoreCall } from '@floodgate/core';
 import { RedisStore, type RedisStoreOptions } from '@floodgate/core/redis';
+import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { GlideConnection, isCluster } from './connection.js';

@@ -9,7 +9,8 @@
  * @example
  * Keeping one policy's state between calls to the reference algorithm.
  * ```ts
- * import { evaluatePolicy, fixedWindow, type PolicyState } from '@floodgate/core';
+ * import { fixedWindow } from '@floodgate/core';
+ * import { evaluatePolicy, type PolicyState } from '@floodgate/core/store';
  *
  * const policy = fixedWindow({ limit: 2, window: '1s' });
  * let state: PolicyState | undefined; // undefined: empty
@@ -25,7 +26,8 @@ export type PolicyState = readonly number[];
  * What one policy says about one request. Pure data; the reference the Lua scripts match.
  * @example
  * ```ts
- * import { evaluatePolicy, type PolicyOutcome, tokenBucket } from '@floodgate/core';
+ * import { tokenBucket } from '@floodgate/core';
+ * import { evaluatePolicy, type PolicyOutcome } from '@floodgate/core/store';
  *
  * const policy = tokenBucket({ limit: 10, interval: '1s' });
  * const o: PolicyOutcome = evaluatePolicy(policy, undefined, Date.now(), 3);
@@ -123,7 +125,6 @@ export function newVerdict(): Verdict {
   };
 }
 
-/** Sets a denial; durations are from the key's time, `shift` adds the caller's lag. */
 // A caller whose clock is behind the key's state (clock: 'client', skewed hosts) is evaluated at
 // the key's time: time never runs backward for a key, so skew cannot reopen a spent window.
 // The durations it gets back still count from its own clock (`shift` = key's time − caller's):
@@ -131,6 +132,8 @@ export function newVerdict(): Verdict {
 // clock. Counted from the key's time instead, the key would expire before its state is empty,
 // and the store would forget usage it must still count. A bucket evaluated at its key's time is
 // full: it never admits, so no delay needs shifting.
+
+/** Sets a denial; durations are from the key's time, `shift` adds the caller's lag. */
 export function deny(
   v: Verdict,
   remaining: number,

@@ -1,4 +1,4 @@
-import type { PolicyResult, StoreCall } from '../store.js';
+import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { newVerdict, type PolicyOutcome, type PolicyState, toOutcome } from './common.js';
 import { POLICY_TABLE } from './table.js';
@@ -9,7 +9,8 @@ import { POLICY_TABLE } from './table.js';
  * @example
  * Two requests a millisecond apart against a bucket of capacity 1.
  * ```ts
- * import { evaluatePolicy, tokenBucket } from '@floodgate/core';
+ * import { tokenBucket } from '@floodgate/core';
+ * import { evaluatePolicy } from '@floodgate/core/store';
  *
  * const policy = tokenBucket({ limit: 1, interval: '1s' });
  * const first = evaluatePolicy(policy, undefined, 1_000, 1);
@@ -60,7 +61,7 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
  * @example
  * The heart of a simple in-process store: read the states, decide, write back what it says.
  * ```ts
- * import { evaluateAll, type PolicyState, type StoreCall } from '@floodgate/core';
+ * import { evaluateAll, type PolicyState, type StoreCall } from '@floodgate/core/store';
  *
  * const states = new Map<string, PolicyState>();
  * function decide(call: StoreCall) {

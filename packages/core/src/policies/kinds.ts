@@ -8,7 +8,8 @@ import type { PolicyState, Verdict } from './common.js';
  * @example
  * Checking a kind read from configuration.
  * ```ts
- * import { POLICY_KINDS, type PolicyKind } from '@floodgate/core';
+ * import type { PolicyKind } from '@floodgate/core';
+ * import { POLICY_KINDS } from '@floodgate/core/store';
  *
  * function isPolicyKind(value: string): value is PolicyKind {
  *   return (POLICY_KINDS as readonly string[]).includes(value);

@@ -24,7 +24,8 @@ export type SlidingWindowLogOptions = WindowOptions;
  * @example
  * Choosing the exact log where it is affordable.
  * ```ts
- * import { MAX_LOG_LIMIT, slidingWindow, slidingWindowLog } from '@floodgate/core';
+ * import { slidingWindow, slidingWindowLog } from '@floodgate/core';
+ * import { MAX_LOG_LIMIT } from '@floodgate/core/store';
  *
  * const limit = Number(process.env.LIMIT ?? 100);
  * const policy =

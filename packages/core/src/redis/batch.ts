@@ -1,6 +1,6 @@
 import { FloodgateError } from '../errors.js';
 import type { PolicyKind } from '../policies/kinds.js';
-import type { PolicyResult, StoreCall } from '../store.js';
+import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { argCount, compileScript, type LimitScript } from './lua.js';
 import { decodeScriptReply, writeScriptArgs } from './protocol.js';

@@ -233,7 +233,7 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  * One decision with a client this package has no store for: `EVALSHA` with the call's keys.
  * ```ts
  * import { decodeScriptReply, encodeScriptArgs, scriptFor } from '@floodgate/core/redis';
- * import type { StoreCall } from '@floodgate/core';
+ * import type { StoreCall } from '@floodgate/core/store';
  *
  * declare const call: StoreCall;
  * declare function evalsha(sha: string, keys: readonly string[], argv: string[]): Promise<unknown>;

@@ -1,7 +1,7 @@
 // The script's protocol: the ARGV a call sends (after its KEYS, which are `call.keys`) and the
 // reply it reads back. The script itself is assembled in lua.ts.
 import { FloodgateError } from '../errors.js';
-import type { PolicyResult, StoreCall } from '../store.js';
+import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { paramCount } from './lua.js';
 
@@ -23,7 +23,7 @@ function paramsOf(policies: readonly Policy[]): readonly string[] {
  * @example
  * `ARGV` for a call decided on this process's clock (`clock: 'client'`).
  * ```ts
- * import type { StoreCall } from '@floodgate/core';
+ * import type { StoreCall } from '@floodgate/core/store';
  * import { encodeScriptArgs } from '@floodgate/core/redis';
  *
  * declare const call: StoreCall;

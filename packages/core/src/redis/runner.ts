@@ -1,5 +1,5 @@
 import { FloodgateError, isFloodgateError } from '../errors.js';
-import type { PolicyResult, StoreCall } from '../store.js';
+import type { PolicyResult, StoreCall } from '../store-types.js';
 import { ClockOffset } from './clock-offset.js';
 import { type LimitScript, scriptFor } from './lua.js';
 import { decodeScriptReply, encodeScriptArgs } from './protocol.js';

@@ -1,5 +1,5 @@
 import { FloodgateError } from '../errors.js';
-import type { PolicyResult, Store, StoreCall } from '../store.js';
+import type { PolicyResult, Store, StoreCall } from '../store-types.js';
 import { Batcher, checkBatch } from './batch.js';
 import { KeyOrder } from './key-order.js';
 import { checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
@@ -15,7 +15,7 @@ import type { RedisTransport } from './transport.js';
  * @example
  * A store for another Redis client: its transport, and a fallback for the limiter.
  * ```ts
- * import type { Store } from '@floodgate/core';
+ * import type { Store } from '@floodgate/core/store';
  * import { RedisStore, type RedisStoreOptions } from '@floodgate/core/redis';
  * import { MemoryStore } from '@floodgate/memory';
  *

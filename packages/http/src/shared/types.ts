@@ -1,4 +1,5 @@
-import type { BreakerOptions, Decision, Limiter, Policy, Store } from '@floodgate/core';
+import type { BreakerOptions, Decision, Limiter, Policy } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import type { FrameworkSettings } from './framework.js';
 import type { RateLimitWarning, ValidateOption } from './validations.js';
 

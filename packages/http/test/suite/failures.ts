@@ -1,4 +1,5 @@
-import { fixedWindow, isFloodgateError, type Store } from '@floodgate/core';
+import { fixedWindow, isFloodgateError } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 import { describe, expect, test, vi } from 'vitest';
 import type { SuiteContext } from '../support/context.js';

@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
-import { createLimiter, type Limiter, type Policy, type Store } from '@floodgate/core';
+import { createLimiter, type Limiter, type Policy } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { afterEach } from 'vitest';
 import type { RateLimitOptions } from '../../src/index.js';
 import type { AppHandle, Harness, StoreFactory } from './harness.js';

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Store } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import type { RateLimitOptions } from '../../src/index.js';
 
 /** A running app: the routes every harness serves, behind the adapter under test. */

@@ -1,13 +1,13 @@
 import {
   fixedWindow,
   leakyBucket,
-  POLICY_KINDS,
   type Policy,
   type PolicyKind,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { POLICY_KINDS } from '@floodgate/core/store';
 import fc from 'fast-check';
 
 const count = (max: number) => fc.integer({ min: 1, max });

@@ -1,13 +1,12 @@
+import type { Policy, PolicyKind } from '@floodgate/core';
 import {
   encodeIdentity,
   evaluateAll,
-  type Policy,
-  type PolicyKind,
   type PolicyState,
   policyKey,
   type StoreCall,
   toDecision,
-} from '@floodgate/core';
+} from '@floodgate/core/store';
 import fc from 'fast-check';
 import { fitCost, opArb, POLICY_KINDS, policiesArb } from './arbitraries.js';
 import { expectTtls, type Harness } from './harness.js';

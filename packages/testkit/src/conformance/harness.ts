@@ -1,15 +1,12 @@
 import {
   createLimiter,
   type Decision,
-  encodeIdentity,
   type FloodgateErrorCode,
   isFloodgateError,
   type Limiter,
   type Policy,
-  policyKey,
-  type Store,
-  type StoreCall,
 } from '@floodgate/core';
+import { encodeIdentity, policyKey, type Store, type StoreCall } from '@floodgate/core/store';
 import type { ConformanceOptions, Expectation, StoreInspector, TestApi } from './types.js';
 
 /** 19 675 days after the epoch: aligned to every window that divides a day. */

@@ -1,11 +1,5 @@
-import {
-  encodeIdentity,
-  fixedWindow,
-  MAX_IDENTITY_BYTES,
-  slidingWindow,
-  slidingWindowLog,
-  tokenBucket,
-} from '@floodgate/core';
+import { fixedWindow, slidingWindow, slidingWindowLog, tokenBucket } from '@floodgate/core';
+import { encodeIdentity, MAX_IDENTITY_BYTES } from '@floodgate/core/store';
 import { expectTtls, type Harness } from './harness.js';
 
 const LONG = 'x'.repeat(100_000);

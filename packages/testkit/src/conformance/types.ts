@@ -1,6 +1,6 @@
 // The public types of the conformance suite, in a file of their own: the suite (conformance.ts)
 // and its harness (conformance/harness.ts) both read them, and neither imports the other back.
-import type { Store } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 
 /**
  * A value or a promise of it: what the suite's callbacks (`makeStore`, `ttl`, `teardown`) may

@@ -1,4 +1,5 @@
-import { createLimiter, fixedWindow, type Store } from '@floodgate/core';
+import { createLimiter, fixedWindow } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { openClient } from './shared.js';
 import type { RedisStoreAdapter } from './types.js';
 

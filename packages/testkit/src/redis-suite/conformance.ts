@@ -1,4 +1,4 @@
-import type { Store } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import type { StoreInspector } from '../conformance/types.js';
 import { storeConformance } from '../conformance.js';
 import { openClient, useRedisServer } from './shared.js';

@@ -1,4 +1,5 @@
-import { createLimiter, type Decision, fixedWindow, type Store } from '@floodgate/core';
+import { createLimiter, type Decision, fixedWindow } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { freePort, type RedisServer, startRedisServer } from '../redis-server.js';
 import { sleep } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';

@@ -1,11 +1,5 @@
-import {
-  type BreakerState,
-  createLimiter,
-  type Decision,
-  fixedWindow,
-  type LimiterOptions,
-  type Store,
-} from '@floodgate/core';
+import { createLimiter, type Decision, fixedWindow, type LimiterOptions } from '@floodgate/core';
+import type { BreakerState, Store } from '@floodgate/core/store';
 import { startFaultProxy } from '../fault-proxy.js';
 import { keysFor } from '../redis-inspect.js';
 import { type RedisServer, startRedisServer } from '../redis-server.js';

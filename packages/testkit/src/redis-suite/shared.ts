@@ -1,11 +1,5 @@
-import {
-  createLimiter,
-  type FloodgateError,
-  fixedWindow,
-  type Policy,
-  type Store,
-  type StoreCall,
-} from '@floodgate/core';
+import { createLimiter, type FloodgateError, fixedWindow, type Policy } from '@floodgate/core';
+import type { Store, StoreCall } from '@floodgate/core/store';
 import { keysFor } from '../redis-inspect.js';
 import { type RedisServer, startRedisServer } from '../redis-server.js';
 import type { RedisClientOptions, RedisStoreAdapter, RedisSuiteApi } from './types.js';

@@ -2,11 +2,11 @@ import {
   createLimiter,
   FloodgateError,
   fixedWindow,
-  type Store,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
 import { scriptForKinds } from '@floodgate/core/redis';
+import type { Store } from '@floodgate/core/store';
 import { commandCalls, delta, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
 import { expectStoreUnavailable, openClient, storeCall, tagOf, useRedisServer } from './shared.js';

@@ -1,5 +1,5 @@
-import type { Store } from '@floodgate/core';
 import type { RedisStoreOptions } from '@floodgate/core/redis';
+import type { Store } from '@floodgate/core/store';
 import type { Awaitable } from '../conformance/types.js';
 
 /**

@@ -1,0 +1,84 @@
+// The public shape of a limiter and of its options, types only; limiter-config.ts checks the
+// options and works out their defaults, limiter.ts builds the limiter.
+import type { BreakerOptions } from './breaker.js';
+import type { FloodgateError } from './errors.js';
+import type { Store } from './store-types.js';
+import type { Decision, Policy } from './types.js';
+
+/**
+ * What `createLimiter` takes: the store, the policies, and what to do when the store fails.
+ * @example
+ * Options for a Redis-backed limiter that denies rather than guesses during an outage.
+ * ```ts
+ * import { createLimiter, type LimiterOptions, slidingWindow } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const options: LimiterOptions = {
+ *   store: new IoRedisStore(new Redis()),
+ *   policy: slidingWindow({ limit: 100, window: '1m' }),
+ *   prefix: 'api',
+ *   timeoutMs: 50,
+ *   onStoreError: 'deny',
+ * };
+ * const limiter = createLimiter(options);
+ * ```
+ */
+export interface LimiterOptions {
+  /** Where state lives: `new MemoryStore()`, `new IoRedisStore(redis)`, … */
+  store: Store;
+  /** One policy, or several that must all admit; a denial charges none of them. */
+  policy: Policy | readonly Policy[];
+  /** Namespaces the keys: `<prefix>:{<identity>}:<policy id>`. @default 'floodgate' */
+  prefix?: string;
+  /**
+   * What to decide when the store fails or times out: `'throw'` a FloodgateError, `'allow'`,
+   * `'deny'`, or decide with another store. @default the store's `fallback()` (remote stores
+   * supply an in-process MemoryStore, so limits keep holding per node), otherwise `'throw'`
+   */
+  onStoreError?: 'throw' | 'allow' | 'deny' | Store;
+  /**
+   * Give up on the store after this many ms (then `onStoreError` applies, and the breaker counts a
+   * failure); a script that reaches Redis after that charges nothing. `false`: wait as long as the
+   * store does (a Redis client may queue a command for a minute or more while it reconnects).
+   * @default 250 for remote stores (`store.remote`), none for in-process ones
+   */
+  timeoutMs?: number | false;
+  /**
+   * Answer denied identities in-process until their `retryAfterMs` has passed, with no store
+   * round trip. `max` bounds the entries. @default on (max 10 000) for remote stores, off otherwise
+   */
+  blockCache?: boolean | { max: number };
+  /** Called with every store failure the limiter absorbed, so it can be alerted on. */
+  onError?: (error: FloodgateError) => void;
+  /**
+   * A circuit breaker around the store (see `BreakerOptions`): once the store keeps failing,
+   * decisions go to `onStoreError` at once instead of each waiting on a dead store.
+   * @default on for remote stores (5 failures in 10 s open it for 1 s, then 1 probe), off otherwise
+   * and off for a store that `isolatesFailures` (it breaks per part, e.g. per shard)
+   */
+  breaker?: boolean | BreakerOptions;
+}
+
+/**
+ * A limiter made by `createLimiter`: decides, peeks and resets per identity.
+ * @example
+ * A function that takes any limiter, whatever its store and policies.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ *
+ * async function guard(limiter: Limiter, apiKey: string): Promise<number> {
+ *   const d = await limiter.limit(apiKey);
+ *   return d.allowed ? 200 : 429;
+ * }
+ * ```
+ */
+export interface Limiter {
+  /** Charges `cost` (default 1) if every policy admits it. */
+  limit(identity: string, options?: { cost?: number }): Promise<Decision>;
+  /** Charges nothing: remaining as it stands; `allowed` says whether one more unit would pass now. */
+  peek(identity: string): Promise<Decision>;
+  /** Forgets the identity in every policy. */
+  reset(identity: string): Promise<void>;
+  readonly policies: readonly Policy[];
+}

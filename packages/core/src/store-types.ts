@@ -1,0 +1,119 @@
+// The store contract, types only: the policies' composition (policies/compose.ts) and the
+// limiter both build on it, so it imports no code (a value here made compose.ts and this file
+// import each other). `@floodgate/core/store` (store.ts) re-exports it.
+import type { Policy } from './types.js';
+
+/**
+ * One decision's worth of work for a store: every policy of one identity, atomically.
+ * @example
+ * Calling a store directly, with the keys a limiter with prefix `'test'` would build.
+ * ```ts
+ * import { tokenBucket } from '@floodgate/core';
+ * import { encodeIdentity, policyKey, type StoreCall } from '@floodgate/core/store';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const policy = tokenBucket({ limit: 10, interval: '1s' });
+ * const key = policyKey('test', encodeIdentity('user_42'), policy.id);
+ * const call: StoreCall = { keys: [key], policies: [policy], cost: 1, mode: 'limit' };
+ * const [result] = await new MemoryStore().evaluate(call);
+ * ```
+ */
+export interface StoreCall {
+  /** One key per policy, same order as `policies`; all share the identity's hash tag. */
+  readonly keys: readonly string[];
+  readonly policies: readonly Policy[];
+  /** Positive safe integer, already validated against every policy's capacity. */
+  readonly cost: number;
+  /** `'limit'` charges when every policy admits; `'peek'` evaluates a cost of 1 and writes nothing. */
+  readonly mode: 'limit' | 'peek';
+  /**
+   * The `performance.now()` instant at which the caller stops waiting (the limiter's
+   * `timeoutMs`). A store that can must not charge when it gets to the call later than that: the
+   * caller has answered without it, and a late charge would count a request nobody admitted.
+   */
+  readonly deadline?: number;
+  /**
+   * The encoded identity `keys` were built from (`encodeIdentity`), with `prefix`: an in-process
+   * store can key its state by (prefix, policy id, identity) without building or hashing `keys`.
+   * The limiter always sets both; a store must still work from `keys` alone.
+   */
+  readonly identity?: string;
+  /** The limiter's prefix; set together with `identity`. */
+  readonly prefix?: string;
+}
+
+/**
+ * One policy's verdict as a store reports it, after the store applied (or skipped) the charge.
+ * @example
+ * ```ts
+ * import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
+ *
+ * declare const store: Store;
+ * declare const call: StoreCall;
+ * const results: readonly PolicyResult[] = await store.evaluate(call);
+ * const admitted = results.every((r) => r.allowed);
+ * ```
+ */
+export interface PolicyResult {
+  readonly allowed: boolean;
+  readonly remaining: number;
+  readonly resetAfterMs: number;
+  readonly retryAfterMs: number;
+  readonly delayMs: number;
+}
+
+/**
+ * What a store implements. `evaluate` must be atomic per call: evaluate every policy at one
+ * instant, and charge all of them only when all admit. An in-process store can run
+ * `evaluateAll`; a Redis-protocol store is a `RedisStore` over a `RedisTransport`
+ * (`@floodgate/core/redis`).
+ * @example
+ * A minimal in-process store on `evaluateAll` (no eviction; `MemoryStore` is the real one).
+ * ```ts
+ * import { evaluateAll, type PolicyState, type Store } from '@floodgate/core/store';
+ *
+ * const states = new Map<string, PolicyState>();
+ * const store: Store = {
+ *   async evaluate(call) {
+ *     const before = call.keys.map((k) => states.get(k));
+ *     const { results, writes } = evaluateAll(call, before, Date.now());
+ *     writes.forEach((w, i) => w && states.set(call.keys[i]!, w.state));
+ *     return results;
+ *   },
+ *   async reset(keys) {
+ *     for (const key of keys) states.delete(key);
+ *   },
+ * };
+ * ```
+ */
+export interface Store {
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]>;
+  /**
+   * Optional synchronous `evaluate`, for in-process stores: the limiter then decides without a
+   * promise per store call (when it has no `timeoutMs` and no breaker). The returned array and
+   * its objects may be reused by the store's next call: read them before calling it again. The
+   * call is the limiter's to reuse too: it is refilled for the next decision once this returns,
+   * so a store that keeps anything of it copies it.
+   */
+  evaluateSync?(call: StoreCall): readonly PolicyResult[];
+  /** Deletes the keys: the identity is back to its empty state. */
+  reset(keys: readonly string[]): Promise<void>;
+  /**
+   * True for stores behind a network hop. The limiter then keeps a local blocked-key cache by
+   * default, and uses `fallback()` (if given) when the store fails.
+   */
+  readonly remote?: boolean;
+  /**
+   * True when the store contains failures itself, per part (a `ShardedStore` breaks the circuit
+   * of each shard): one limiter-wide breaker would send every identity to the fallback when one
+   * part fails, so the limiter's `breaker` then defaults to off.
+   */
+  readonly isolatesFailures?: boolean;
+  /** The store to decide with while this one is failing (the default for `onStoreError`). */
+  fallback?(): Store;
+  /**
+   * The clock decisions are made on, when it is local (MemoryStore, Redis with `clock: 'client'`).
+   * The limiter's blocked-key cache times entries with it; without it, with `Date.now`.
+   */
+  now?(): number;
+}
