@@ -11,4 +11,7 @@ export default {
     store: 'src/store.ts',
   }),
   noExternal: ['@noble/hashes'],
+  // One chunk for the code entries share, in CJS too: otherwise each CommonJS entry carries its
+  // own FloodgateError and `instanceof` fails across /store, /redis and the main entry.
+  splitting: true,
 };

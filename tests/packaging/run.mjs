@@ -169,6 +169,14 @@ ${decideEsm}
 console.log('esm ok');
 `,
 );
+// Each CommonJS entry of core is its own file: without shared chunks each would carry its own
+// FloodgateError, and \`instanceof\` would fail on an error thrown from /store's Breaker.
+const CJS_ONE_ERROR_CLASS = `try {
+  new (require('@floodgate/core/store').Breaker)({ failures: -1 });
+  throw new Error('Breaker took failures: -1');
+} catch (e) {
+  if (!(e instanceof require('@floodgate/core').FloodgateError)) throw new Error('two FloodgateError classes in CJS: ' + e);
+}`;
 write(
   'smoke.cjs',
   `for (const spec of ${JSON.stringify(specs.filter((s) => !s.startsWith('@floodgate/testkit')))}) {
@@ -177,6 +185,7 @@ write(
 }
 ${has('@floodgate/memory') ? "if (typeof require('@floodgate/memory').MemoryStore !== 'function') throw new Error('no MemoryStore');" : ''}
 ${has('@floodgate/core') ? "if (typeof require('@floodgate/core').createLimiter !== 'function') throw new Error('no createLimiter');" : ''}
+${has('@floodgate/core') ? CJS_ONE_ERROR_CLASS : ''}
 console.log('cjs ok');
 `,
 );
