@@ -1,4 +1,4 @@
-import type { PolicyDecision } from './types.js';
+import type { Decision, PolicyDecision } from './types.js';
 
 /**
  * ms until a policy's units are back. A denied policy's are never back before its retry time:
@@ -16,4 +16,30 @@ export function quotaBackMs(p: PolicyDecision): number {
 export function bindsInstead(p: PolicyDecision, current: PolicyDecision): boolean {
   if (p.remaining !== current.remaining) return p.remaining < current.remaining;
   return p.limit === current.limit && quotaBackMs(p) > quotaBackMs(current);
+}
+
+/**
+ * A decision of several policies from what was gathered over them: the binding policy names
+ * `limit` and `remaining`, waits count only on the side they apply to (`retryAfterMs` when
+ * denied, `delayMs` when allowed). One limiter's policies (decision.ts) and several limiters'
+ * (merge.ts) are assembled here alike.
+ */
+export function combined(
+  allowed: boolean,
+  binding: PolicyDecision,
+  resetAfterMs: number,
+  retryAfterMs: number,
+  delayMs: number,
+  policies: readonly PolicyDecision[],
+): Decision {
+  return {
+    allowed,
+    limit: binding.limit,
+    remaining: binding.remaining,
+    resetAfterMs,
+    retryAfterMs: allowed ? 0 : retryAfterMs,
+    delayMs: allowed ? delayMs : 0,
+    policies,
+    binding,
+  };
 }

@@ -1,4 +1,4 @@
-import { bindsInstead } from './binding.js';
+import { bindsInstead, combined } from './binding.js';
 import type { PolicyResult } from './store-types.js';
 import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
 
@@ -80,14 +80,5 @@ function several(
       if (bindsInstead(p, binding)) binding = p;
     }
   }
-  return {
-    allowed,
-    limit: binding.limit,
-    remaining: binding.remaining,
-    resetAfterMs,
-    retryAfterMs: allowed ? 0 : retryAfterMs,
-    delayMs: allowed ? delayMs : 0,
-    policies: parts,
-    binding,
-  };
+  return combined(allowed, binding, resetAfterMs, retryAfterMs, delayMs, parts);
 }

@@ -1,4 +1,4 @@
-import { bindsInstead } from './binding.js';
+import { bindsInstead, combined } from './binding.js';
 import { FloodgateError } from './errors.js';
 import type { Decision, DecisionReason, PolicyDecision } from './types.js';
 
@@ -55,15 +55,6 @@ export function mergeDecisions(decisions: readonly Decision[]): Decision {
       policies.push(p);
     }
   }
-  const merged: Decision = {
-    allowed,
-    limit: binding.limit,
-    remaining: binding.remaining,
-    resetAfterMs,
-    retryAfterMs: allowed ? 0 : retryAfterMs,
-    delayMs: allowed ? delayMs : 0,
-    policies,
-    binding,
-  };
+  const merged = combined(allowed, binding, resetAfterMs, retryAfterMs, delayMs, policies);
   return reason === undefined ? merged : { ...merged, reason };
 }
