@@ -39,6 +39,11 @@ export interface Policy {
    * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs] (see docs/algorithms.md).
    */
   readonly params: readonly [number, number, number];
+  /**
+   * The `blockFor` option in ms: a denial by this policy blocks the identity for this long.
+   * Absent when the policy does not block. Not part of `id` (see docs/algorithms.md, Penalties).
+   */
+  readonly blockForMs?: number;
 }
 
 /**

@@ -12,6 +12,19 @@ import { buildPolicy } from './policy.js';
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
   name?: string;
+  /**
+   * A penalty: when this policy denies a `limit()` call, the identity is blocked for this long.
+   * While blocked, every decision of a limiter with this policy is denied with `retryAfterMs` =
+   * the time left on the block, and charges nothing. The block lives in the store (shared by
+   * every process); `limiter.reset(identity)` lifts it. @default no block
+   */
+  blockFor?: Duration;
+}
+
+/** The `blockFor` option in ms, or undefined. */
+function blockForOf(o: Record<string, unknown>, kind: string): number | undefined {
+  if (o.blockFor === undefined) return undefined;
+  return parseDuration(o.blockFor, `${kind}: blockFor`);
 }
 
 export interface WindowOptions extends Named {
@@ -49,7 +62,7 @@ function checkKeys(
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
 export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'window', 'name'], kind);
+  const o = checkKeys(options, ['limit', 'window', 'name', 'blockFor'], kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.window, `${kind}: window`);
   // The sliding counter compares limit × window in integers; all three must stay exact.
@@ -59,7 +72,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]);
+  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0], blockForOf(o, kind));
 }
 
 /**
@@ -75,7 +88,7 @@ export function bucketPolicy(
   sizedBy: 'burst' | 'queue',
 ): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name'], kind);
+  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name', 'blockFor'], kind);
   const capacity =
     sizedBy === 'queue'
       ? positiveInt(o.queue, `${kind}: queue`) + 1
@@ -93,5 +106,13 @@ export function bucketPolicy(
       `${kind}: capacity × interval is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+  return buildPolicy(
+    row,
+    o.name,
+    limit,
+    windowMs,
+    capacity,
+    [capacity, ticksPerUnit, ticksPerMs],
+    blockForOf(o, kind),
+  );
 }

@@ -69,6 +69,31 @@ export type Kernel = (
 ) => void;
 
 /**
+ * A kind's refund, the reference its fragment's `@refund` mirrors: the policy's three `params`,
+ * its stored state (never empty: an empty state has nothing to give back), the time in ms and the
+ * units to give back. Returns the state to write with its TTL, `null` to delete the key (the
+ * state is empty again), or `undefined` to leave it (nothing of the current window to give back).
+ * @example
+ * Giving back 2 of 3 units counted in the current fixed window.
+ * ```ts
+ * import { fixedWindow } from '@floodgate/core';
+ * import { POLICY_TABLE, type RefundKernel } from '@floodgate/core/internal';
+ *
+ * const [limit, windowMs, unused] = fixedWindow({ limit: 10, window: '1m' }).params;
+ * const refund: RefundKernel = POLICY_TABLE.fixedWindow.refund;
+ * console.log(refund(limit, windowMs, unused, [60_000, 3], 90_000, 2)); // { state: [60000, 1], ttlMs: 30000 }
+ * ```
+ */
+export type RefundKernel = (
+  p0: number,
+  p1: number,
+  p2: number,
+  state: PolicyState,
+  t: number,
+  cost: number,
+) => { state: PolicyState; ttlMs: number } | null | undefined;
+
+/**
  * Everything the stores need to know of one kind, written once beside its kernel
  * (`<file>.ts`) and gathered by kind in `POLICY_TABLE`.
  * @example
@@ -95,4 +120,6 @@ export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
   readonly scalars: 0 | 2 | 3;
   /** Its arithmetic, the reference the fragment mirrors. */
   readonly kernel: Kernel;
+  /** Its refund (`limiter.refund`), the reference the fragment's `@refund` mirrors. */
+  readonly refund: RefundKernel;
 }

@@ -26,7 +26,9 @@ function shortDuration(ms: number): string {
  * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
  * equal ids (two limiters with one policy share its state); changed parameters give a new key,
  * and the old state is never read under the new parameters: it expires on its own TTL, within
- * one window or refill interval. Two distinct policies of one kind under one prefix collide with
+ * one window or refill interval. `blockFor` is not hashed: it does not change how the policy
+ * counts, so changing it keeps the counts, and a block already set runs out as it was set (its
+ * own key, `<policy key>:blk`). Two distinct policies of one kind under one prefix collide with
  * odds of 2^-30.
  */
 function policyId(row: PolicyKindRow, params: readonly number[]): string {
@@ -45,6 +47,7 @@ export function buildPolicy(
   windowMs: number,
   capacity: number,
   params: [number, number, number],
+  blockForMs?: number,
 ): Policy {
   const kind = row.kind;
   let name = `${limit}-per-${shortDuration(windowMs)}`;
@@ -65,7 +68,7 @@ export function buildPolicy(
       );
     }
   }
-  return Object.freeze({
+  const policy: Policy = {
     kind,
     name,
     id: policyId(row, params),
@@ -73,5 +76,8 @@ export function buildPolicy(
     windowMs,
     capacity,
     params: Object.freeze(params),
-  });
+  };
+  // Only on blocking policies: the others keep the shape (and the hot path) they had.
+  if (blockForMs !== undefined) (policy as { blockForMs?: number }).blockForMs = blockForMs;
+  return Object.freeze(policy);
 }

@@ -8,9 +8,11 @@ import { paramCount } from './lua.js';
 const paramsCache = new WeakMap<readonly Policy[], readonly string[]>();
 
 function paramsOf(policies: readonly Policy[]): readonly string[] {
-  let params = paramsCache.get(policies);
+  let params = paramsCache.get(policies) as string[] | undefined;
   if (params === undefined) {
     params = policies.flatMap((p) => p.params.slice(0, paramCount(p.kind)).map(String));
+    // Then each blocking policy's blockFor, as the script's blocks read them (lua.ts).
+    for (const p of policies) if (p.blockForMs !== undefined) params.push(String(p.blockForMs));
     paramsCache.set(policies, params);
   }
   return params;
