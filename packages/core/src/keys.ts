@@ -119,6 +119,7 @@ export function callKeys(
   const n = policies.length;
   const keys = new Array<string>(n);
   for (let i = 0; i < n; i++) keys[i] = policyKey(prefix, encodedIdentity, policies[i]!.id);
-  for (let i = 0; i < n; i++) if (policies[i]!.blockForMs !== undefined) keys.push(blockKey(keys[i]!));
+  for (let i = 0; i < n; i++)
+    if (policies[i]!.blockForMs !== undefined) keys.push(blockKey(keys[i]!));
   return keys;
 }

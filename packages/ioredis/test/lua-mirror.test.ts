@@ -27,7 +27,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function readState(key: string, policy: Policy | undefined): Promise<PolicyState | undefined> {
+async function readState(
+  key: string,
+  policy: Policy | undefined,
+): Promise<PolicyState | undefined> {
   if (policy === undefined) {
     // A block key (blockFor): the ms until which the block runs.
     const raw = await redis.get(key);

@@ -1,8 +1,10 @@
 import type { Store } from '@floodgate/core/store';
+import { registerBlockFor } from './conformance/blockfor.js';
 import { registerCharging } from './conformance/charging.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
+import { registerRefund } from './conformance/refund.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
@@ -38,6 +40,8 @@ export function storeConformance<S extends Store>(
     registerValidation(h);
     registerCharging(h);
     registerIdentities(h);
+    registerBlockFor(h);
+    registerRefund(h);
     if (h.controlsTime) {
       registerSemantics(h);
       registerRetry(h);

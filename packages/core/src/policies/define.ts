@@ -72,7 +72,15 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0], blockForOf(o, kind));
+  return buildPolicy(
+    row,
+    o.name,
+    limit,
+    windowMs,
+    limit,
+    [limit, windowMs, 0],
+    blockForOf(o, kind),
+  );
 }
 
 /**

@@ -86,7 +86,7 @@ export function fixedWindowRefund(
   t: number,
   cost: number,
 ): { state: PolicyState; ttlMs: number } | undefined {
-  const now = s[0]! > t ? s[0]! : t;
+  const now = Math.max(s[0]!, t);
   const start = floorDiv(now, w) * w;
   if (s[0] !== start || s[1]! === 0) return undefined;
   // The window's end, counted from the caller's clock as every TTL is.

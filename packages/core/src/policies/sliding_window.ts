@@ -106,7 +106,7 @@ export function slidingWindowRefund(
   t: number,
   cost: number,
 ): { state: PolicyState; ttlMs: number } | undefined {
-  const now = s[0]! > t ? s[0]! : t;
+  const now = Math.max(s[0]!, t);
   const start = floorDiv(now, w) * w;
   if (s[0] !== start || s[1]! === 0) return undefined;
   return { state: [start, Math.max(0, s[1]! - cost), s[2]!], ttlMs: start + 2 * w - t };

@@ -142,7 +142,7 @@ export function slidingWindowLogRefund(
   const n = s.length;
   if (n === 0) return undefined;
   const newest = s[n - 3]!;
-  const now = newest > t ? newest : t;
+  const now = Math.max(newest, t);
   let first = 0;
   while (first < n && s[first]! <= now - w) first += 3;
   if (first >= n) return undefined;
