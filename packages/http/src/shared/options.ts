@@ -26,6 +26,9 @@ export interface Settings {
   readonly headers: HeaderSettings;
   readonly exposeHeaders: boolean;
   readonly skip: RateLimitOptions['skip'];
+  /** `skipSuccessfulRequests` / `skipFailedRequests`: which finished responses are refunded. */
+  readonly refundOn: { readonly success: boolean; readonly failure: boolean } | undefined;
+  readonly requestWasSuccessful: NonNullable<RateLimitOptions['requestWasSuccessful']>;
   readonly onLimited: RateLimitOptions['onLimited'];
   readonly failOpen: boolean;
   readonly onError: RateLimitOptions['onError'];
@@ -52,6 +55,9 @@ const OPTION_NAMES = new Set([
   'retryAfterJitter',
   'exposeHeaders',
   'skip',
+  'skipSuccessfulRequests',
+  'skipFailedRequests',
+  'requestWasSuccessful',
   'onLimited',
   'onLimiterError',
   'onError',
@@ -273,6 +279,11 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   checkBoolean(options.exposeHeaders, 'exposeHeaders');
   checkBoolean(options.delay, 'delay');
   checkFunction(options.skip, 'skip');
+  checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests');
+  checkBoolean(options.skipFailedRequests, 'skipFailedRequests');
+  checkFunction(options.requestWasSuccessful, 'requestWasSuccessful');
+  const success = options.skipSuccessfulRequests === true;
+  const failure = options.skipFailedRequests === true;
   checkFunction(options.onLimited, 'onLimited');
   checkFunction(options.onError, 'onError');
   checkFunction(options.random, 'random');
@@ -295,6 +306,8 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     },
     exposeHeaders: options.exposeHeaders ?? true,
     skip: options.skip,
+    refundOn: success || failure ? { success, failure } : undefined,
+    requestWasSuccessful: options.requestWasSuccessful ?? ((_request, status) => status < 400),
     onLimited: options.onLimited,
     failOpen: mode === 'fail-open',
     onError: options.onError,

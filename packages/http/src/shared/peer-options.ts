@@ -9,7 +9,6 @@ const LIMIT =
 const RESPONSE = '`onLimited: (context) => ({ status, headers, body })`';
 const STORE_ERRORS =
   "the limiter's `onStoreError` (`'allow'` lets requests through when the store fails) and `onLimiterError: 'fail-open'`";
-const NOT_PROVIDED = 'not provided: a denial never charges and core has no refunds';
 
 const HINTS: Readonly<Record<string, string>> = {
   windowMs: WINDOW,
@@ -31,9 +30,6 @@ const HINTS: Readonly<Record<string, string>> = {
   onLimitReached: RESPONSE,
   keyGenerator: '`key: (request) => string | undefined` (`ipKey()`, `headerKey(name)`, …)',
   allowList: '`skip: (request) => boolean`',
-  requestWasSuccessful: NOT_PROVIDED,
-  skipFailedRequests: NOT_PROVIDED,
-  skipSuccessfulRequests: NOT_PROVIDED,
   requestPropertyName:
     "none needed, the decision is on `req.rateLimit` (Express, node), `request.rateLimit` (Fastify), `c.get('rateLimit')` (Hono) and `rateLimitOf(request)`",
   identifier: "the policy's `name`",
