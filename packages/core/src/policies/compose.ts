@@ -54,7 +54,19 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
       };
 }
 
-/** A store's write for one key: the new state and its TTL, `null` to delete, undefined to leave. */
+/**
+ * A store's write for one key: the new state and its TTL, `null` to delete, undefined to leave.
+ * @example
+ * Applying `evaluateAll`'s writes to a Map of states.
+ * ```ts
+ * import type { PolicyState, StateWrite } from '@floodgate/core/store';
+ *
+ * function apply(states: Map<string, PolicyState>, key: string, w: StateWrite): void {
+ *   if (w === null) states.delete(key);
+ *   else if (w !== undefined) states.set(key, w.state); // expires after w.ttlMs
+ * }
+ * ```
+ */
 export type StateWrite = { state: PolicyState; ttlMs: number } | null | undefined;
 
 /** A policy's result while its identity is blocked (`left` ms to go): denied, nothing left. */

@@ -38,6 +38,9 @@ const HINTS: Readonly<Record<string, string>> = {
   skipOnError: STORE_ERRORS,
   redis: '`store: new IoRedisStore(redis)` from @floodgate/ioredis',
   cache: '`store: new MemoryStore({ maxKeys })` from @floodgate/memory',
+  ban: "the policy's `blockFor`: `fixedWindow({ limit: 100, window: '1m', blockFor: '15m' })`",
+  blockDuration:
+    "the policy's `blockFor`: `fixedWindow({ limit: 100, window: '1m', blockFor: '15m' })`",
   hook: 'none, the limit always runs first (`onRequest` on Fastify)',
   trustProxy: '`key: ipKey({ trustProxy })`',
 };

@@ -15,6 +15,18 @@ export interface Charge {
 /**
  * Called once the response is known: with its status, or `undefined` when it never finished
  * (the client left, the handler threw): a failure. Called again, it does nothing.
+ * @example
+ * An adapter of your own settles an admitted request with its response's status.
+ * ```ts
+ * import type { Outcome } from '@floodgate/http/adapter';
+ *
+ * declare const outcome: Outcome;
+ * declare function respond(): Promise<number>; // the handler; resolves with the status sent
+ * if (outcome.action === 'next') {
+ *   const status = await respond().catch(() => undefined);
+ *   outcome.settle?.(status);
+ * }
+ * ```
  */
 export type Settle = (status: number | undefined) => void;
 
