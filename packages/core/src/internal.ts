@@ -8,8 +8,9 @@
  */
 export { newVerdict, type Verdict } from './policies/common.js';
 export { fixedWindowKernel } from './policies/fixed_window.js';
-export type { Kernel, PolicyKindRow } from './policies/kinds.js';
+export type { Kernel, PerCallParams, PolicyKindRow } from './policies/kinds.js';
 export { leakyBucketKernel } from './policies/leaky_bucket.js';
+export { quotaKernel, quotaPeriodEnd } from './policies/quota.js';
 export { slidingWindowKernel } from './policies/sliding_window.js';
 export { slidingWindowLogKernel } from './policies/sliding_window_log.js';
 export { POLICY_TABLE } from './policies/table.js';

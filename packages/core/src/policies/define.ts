@@ -1,3 +1,4 @@
+import { checkTimeZone } from '../calendar.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
 import type { Policy } from '../types.js';
@@ -94,4 +95,28 @@ export function bucketPolicy(
     );
   }
   return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+}
+
+// A period's nominal length, what headers advertise as its window (`w`); the reset is exact.
+const NOMINAL_MS = { day: 86_400_000, week: 604_800_000, month: 2_592_000_000 } as const;
+
+/**
+ * quota: `{ limit, per, timeZone = 'UTC' }`, params `[limit, 0, 0]` and the `calendar`; the
+ * period's boundaries are not parameters of the policy but of each call (quota.ts).
+ */
+export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
+  const kind = row.kind;
+  const o = checkKeys(options, ['limit', 'per', 'timeZone', 'name'], kind);
+  const limit = positiveInt(o.limit, `${kind}: limit`);
+  const per = o.per;
+  if (per !== 'day' && per !== 'week' && per !== 'month') {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: per must be 'day', 'week' or 'month', got ${String(per)}`,
+    );
+  }
+  const timeZone =
+    o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
+  const windowMs = NOMINAL_MS[per];
+  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, 0, 0], { per, timeZone });
 }
