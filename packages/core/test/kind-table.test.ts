@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import {
   fixedWindow,
   leakyBucket,
-  quota,
   type Policy,
   type PolicyKind,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
