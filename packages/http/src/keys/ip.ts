@@ -1,4 +1,5 @@
 import { FloodgateError } from '@floodgate/core';
+import { checkOptions, type OptionNames } from '@floodgate/core/internal';
 import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import type { TrustFunction, TrustProxy } from '../shared/framework.js';
@@ -237,15 +238,17 @@ function trustOf(setting: TrustProxy | undefined): TrustFunction {
  * const perIp = rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback', ipv6Prefix: 64 }) });
  * ```
  */
+const OPTION_NAMES = {
+  trustProxy: true,
+  ipv6Prefix: true,
+  ipv4Prefix: true,
+} as const satisfies OptionNames<IpKeyOptions>;
+
 export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'ipKey options must be an object');
   }
-  for (const name of Object.keys(options)) {
-    if (name !== 'trustProxy' && name !== 'ipv6Prefix' && name !== 'ipv4Prefix') {
-      throw new FloodgateError('INVALID_OPTION', `ipKey: unknown option "${name}"`);
-    }
-  }
+  checkOptions('ipKey', options, OPTION_NAMES);
   const own = options.trustProxy;
   const ownTrust = own === undefined ? undefined : compileTrust(own);
   const v6 = checkPrefix(options.ipv6Prefix, 56, 128, 'ipv6Prefix');
