@@ -222,6 +222,12 @@ function trustOf(setting: TrustProxy | undefined): TrustFunction {
   return trust;
 }
 
+const OPTION_NAMES = {
+  trustProxy: true,
+  ipv6Prefix: true,
+  ipv4Prefix: true,
+} as const satisfies OptionNames<IpKeyOptions>;
+
 /**
  * Counts by client IP: `ip:<address or network>`. Without a `trustProxy` of its own it follows
  * the framework's trust setting (Express `app.set('trust proxy', …)`, Fastify's `trustProxy`),
@@ -238,12 +244,6 @@ function trustOf(setting: TrustProxy | undefined): TrustFunction {
  * const perIp = rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback', ipv6Prefix: 64 }) });
  * ```
  */
-const OPTION_NAMES = {
-  trustProxy: true,
-  ipv6Prefix: true,
-  ipv4Prefix: true,
-} as const satisfies OptionNames<IpKeyOptions>;
-
 export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'ipKey options must be an object');

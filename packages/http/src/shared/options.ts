@@ -120,7 +120,7 @@ function jitterBound(value: JitterBound): number {
   }
   if (!Number.isFinite(ms) || ms < 0) {
     throw invalid(
-      `retryAfterJitter: ${JSON.stringify(value)} is not a duration ≥ 0 (ms, or '500ms', '5s', '1m')`,
+      `retryAfterJitter: ${JSON.stringify(value)} is not a duration ≥ 0 (ms, or '500ms', '5s', '1.5m', '1h', '1d')`,
     );
   }
   return ms;
