@@ -7,6 +7,7 @@ import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
 import type { LeakyBucketOptions } from './leaky_bucket.js';
 import { buildPolicy } from './policy.js';
+import type { QuotaOptions } from './quota.js';
 import type { TokenBucketOptions } from './token_bucket.js';
 
 // A factory hands its options here once, with its kind's row: they are checked and turned into
@@ -52,6 +53,12 @@ const LEAKY_BUCKET_NAMES = {
   queue: true,
   name: true,
 } as const satisfies OptionNames<LeakyBucketOptions>;
+const QUOTA_NAMES = {
+  limit: true,
+  per: true,
+  timeZone: true,
+  name: true,
+} as const satisfies OptionNames<QuotaOptions>;
 
 function checkKeys(
   options: unknown,
@@ -124,7 +131,7 @@ const NOMINAL_MS = { day: 86_400_000, week: 604_800_000, month: 2_592_000_000 } 
  */
 export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'per', 'timeZone', 'name'], kind);
+  const o = checkKeys(options, QUOTA_NAMES, kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const per = o.per;
   if (per !== 'day' && per !== 'week' && per !== 'month') {
