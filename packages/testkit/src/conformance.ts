@@ -4,6 +4,7 @@ import { registerCharging } from './conformance/charging.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
+import { registerQuota } from './conformance/quota.js';
 import { registerRefund } from './conformance/refund.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
@@ -42,6 +43,7 @@ export function storeConformance<S extends Store>(
     registerIdentities(h);
     registerBlockFor(h);
     registerRefund(h);
+    registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);
       registerRetry(h);

@@ -1,6 +1,7 @@
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { newVerdict, type PolicyOutcome, type PolicyState, toOutcome } from './common.js';
+import type { RefundKernel } from './kinds.js';
 import { POLICY_TABLE } from './table.js';
 
 /**
@@ -31,7 +32,9 @@ export function evaluatePolicy(
   const has = state !== undefined;
   const log = row.scalars === 0 ? state : undefined;
   const s = has && row.scalars > 0 ? state : undefined;
-  row.kernel(p[0], p[1], p[2], has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, log, now, cost, v);
+  // A quota's period is resolved at `now` (kinds.ts `PerCallParams`).
+  const kernel = row.perCall === undefined ? row.kernel : row.perCall.kernelFor(policy);
+  kernel(p[0], p[1], p[2], has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, log, now, cost, v);
   return toOutcome(v, row.scalars);
 }
 
@@ -68,6 +71,12 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
  * ```
  */
 export type StateWrite = { state: PolicyState; ttlMs: number } | null | undefined;
+
+/** The policy's refund: its kind's, or resolved for it when the kind has per-call parameters. */
+function refundOf(policy: Policy): RefundKernel {
+  const row = POLICY_TABLE[policy.kind];
+  return row.perCall === undefined ? row.refund : row.perCall.refundFor(policy);
+}
 
 /** A policy's result while its identity is blocked (`left` ms to go): denied, nothing left. */
 function blockedResult(r: PolicyResult, left: number): PolicyResult {
@@ -131,9 +140,7 @@ export function evaluateAll(
       const p = policies[i]!;
       const s = states[i];
       results.push(resultOf(outcomes[i]!, false, false));
-      writes.push(
-        s === undefined ? undefined : POLICY_TABLE[p.kind].refund(...p.params, s, now, cost),
-      );
+      writes.push(s === undefined ? undefined : refundOf(p)(...p.params, s, now, cost));
     }
     return { results, writes };
   }

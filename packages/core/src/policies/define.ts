@@ -1,9 +1,14 @@
+import { checkTimeZone } from '../calendar.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
 import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
+import type { LeakyBucketOptions } from './leaky_bucket.js';
 import { buildPolicy } from './policy.js';
+import type { QuotaOptions } from './quota.js';
+import type { TokenBucketOptions } from './token_bucket.js';
 
 // A factory hands its options here once, with its kind's row: they are checked and turned into
 // the kind's parameters on this one visit, then handed down to buildPolicy (policy.ts), and the
@@ -44,25 +49,50 @@ function positiveInt(value: unknown, what: string): number {
   return value;
 }
 
+const WINDOW_NAMES = {
+  limit: true,
+  window: true,
+  name: true,
+  blockFor: true,
+} as const satisfies OptionNames<WindowOptions>;
+const TOKEN_BUCKET_NAMES = {
+  limit: true,
+  interval: true,
+  burst: true,
+  name: true,
+  blockFor: true,
+} as const satisfies OptionNames<TokenBucketOptions>;
+const LEAKY_BUCKET_NAMES = {
+  limit: true,
+  interval: true,
+  queue: true,
+  name: true,
+  blockFor: true,
+} as const satisfies OptionNames<LeakyBucketOptions>;
+const QUOTA_NAMES = {
+  limit: true,
+  per: true,
+  timeZone: true,
+  name: true,
+  blockFor: true,
+} as const satisfies OptionNames<QuotaOptions>;
+
 function checkKeys(
   options: unknown,
-  allowed: readonly string[],
+  allowed: Readonly<Record<string, true>>,
   factory: string,
 ): Record<string, unknown> {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_POLICY', `${factory}: options object required`);
   }
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key))
-      throw new FloodgateError('INVALID_POLICY', `${factory}: unknown option "${key}"`);
-  }
+  checkOptions(factory, options, allowed, { code: 'INVALID_POLICY' });
   return options as Record<string, unknown>;
 }
 
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
 export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'window', 'name', 'blockFor'], kind);
+  const o = checkKeys(options, WINDOW_NAMES, kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.window, `${kind}: window`);
   // The sliding counter compares limit × window in integers; all three must stay exact.
@@ -79,6 +109,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
     windowMs,
     limit,
     [limit, windowMs, 0],
+    undefined,
     blockForOf(o, kind),
   );
 }
@@ -96,7 +127,7 @@ export function bucketPolicy(
   sizedBy: 'burst' | 'queue',
 ): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name', 'blockFor'], kind);
+  const o = checkKeys(options, sizedBy === 'queue' ? LEAKY_BUCKET_NAMES : TOKEN_BUCKET_NAMES, kind);
   const capacity =
     sizedBy === 'queue'
       ? positiveInt(o.queue, `${kind}: queue`) + 1
@@ -121,6 +152,40 @@ export function bucketPolicy(
     windowMs,
     capacity,
     [capacity, ticksPerUnit, ticksPerMs],
+    undefined,
+    blockForOf(o, kind),
+  );
+}
+
+// A period's nominal length, what headers advertise as its window (`w`); the reset is exact.
+const NOMINAL_MS = { day: 86_400_000, week: 604_800_000, month: 2_592_000_000 } as const;
+
+/**
+ * quota: `{ limit, per, timeZone = 'UTC' }`, params `[limit, 0, 0]` and the `calendar`; the
+ * period's boundaries are not parameters of the policy but of each call (quota.ts).
+ */
+export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
+  const kind = row.kind;
+  const o = checkKeys(options, QUOTA_NAMES, kind);
+  const limit = positiveInt(o.limit, `${kind}: limit`);
+  const per = o.per;
+  if (per !== 'day' && per !== 'week' && per !== 'month') {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: per must be 'day', 'week' or 'month', got ${String(per)}`,
+    );
+  }
+  const timeZone =
+    o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
+  const windowMs = NOMINAL_MS[per];
+  return buildPolicy(
+    row,
+    o.name,
+    limit,
+    windowMs,
+    limit,
+    [limit, 0, 0],
+    { per, timeZone },
     blockForOf(o, kind),
   );
 }

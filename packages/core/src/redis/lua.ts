@@ -235,7 +235,7 @@ export function assembleScript(
 /** ARGV entries per call: mode, cost, now, deadline, each kind's parameters, each blockFor. */
 export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolean[] = []): number {
   let n = 4;
-  for (const k of kinds) n += paramCount(k);
+  for (const k of kinds) n += paramCount(k) + (POLICY_TABLE[k].perCall?.args ?? 0);
   for (const b of blocking) if (b) n++;
   return n;
 }
@@ -346,7 +346,7 @@ export function blockingOf(policies: readonly Policy[]): boolean[] {
   return blocking.some(Boolean) ? blocking : [];
 }
 
-/** How many of `Policy.params` a kind's fragment reads (its @params). */
+/** How many of `Policy.params` a kind's fragment reads (its @params, less any per-call ones). */
 export function paramCount(kind: PolicyKind): number {
   return POLICY_TABLE[kind].params;
 }

@@ -1,4 +1,5 @@
 import { FloodgateError } from '../errors.js';
+import type { OptionNames } from '../options.js';
 
 /**
  * Options every Redis-backed store takes.
@@ -22,7 +23,9 @@ export interface RedisStoreOptions {
    */
   clock?: 'server' | 'client';
   /**
-   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store.
+   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store;
+   * with `clock: 'server'`, a quota's period ends are computed at it and the script picks by
+   * `TIME` (docs/algorithms.md#quota).
    * @default Date.now
    */
   now?: () => number;
@@ -56,7 +59,13 @@ export interface RedisStoreOptions {
   batch?: boolean | { maxCalls?: number };
 }
 
-export const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
+export const OPTION_NAMES = {
+  clock: true,
+  now: true,
+  rejectIfNotReady: true,
+  replicas: true,
+  batch: true,
+} as const satisfies OptionNames<RedisStoreOptions>;
 
 export function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
   if (value === undefined) return undefined;
