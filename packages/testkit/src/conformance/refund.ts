@@ -3,10 +3,12 @@ import {
   type Limiter,
   leakyBucket,
   type Policy,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { POLICY_TABLE } from '@floodgate/core/internal';
 import fc from 'fast-check';
 import { costArb, fitCost, policiesArb, stepArb } from './arbitraries.js';
 import { expectCode, type Harness } from './harness.js';
@@ -18,11 +20,12 @@ const TEN_PER_DAY: readonly Policy[] = [
   slidingWindowLog({ limit: 10, window: '1d' }),
   tokenBucket({ limit: 10, interval: '1d' }),
   leakyBucket({ limit: 10, interval: '1d', queue: 9 }),
+  quota({ limit: 10, per: 'month' }),
 ];
 
 /**
  * Whether a refund at `now` of a charge made at `at` is one the guarantee covers
- * (docs/algorithms.md, Refunds): in the charge's window for the window counters, within the
+ * (docs/algorithms.md, Refunds): in the charge's window (period) for the window counters and quota, within the
  * window for the log, and for buckets with no other admission of the identity in between.
  */
 function covered(policies: readonly Policy[], at: number, now: number, others: number): boolean {
@@ -31,8 +34,16 @@ function covered(policies: readonly Policy[], at: number, now: number, others: n
     if (p.kind === 'fixedWindow' || p.kind === 'slidingWindow') {
       return Math.floor(at / w) === Math.floor(now / w);
     }
+    if (p.kind === 'quota') return periodEnd(p, at) === periodEnd(p, now);
     return p.kind === 'slidingWindowLog' ? now < at + w : others === 0;
   });
+}
+
+/** The end of the quota period holding `t` (the second of the ends a call sends). */
+function periodEnd(policy: Policy, t: number): string {
+  const ends: string[] = [];
+  POLICY_TABLE.quota.perCall!.write(policy, t, ends, 0);
+  return ends[1]!;
 }
 
 /** `limiter.refund`: gives back what an admission charged, atomically, never more. */
