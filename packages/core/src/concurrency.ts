@@ -9,6 +9,7 @@ import { type Duration, parseDuration } from './duration.js';
 import { FloodgateError, isFloodgateError, storeError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
 import { isLeaseStore, type LeaseGrant, type LeaseRef, type LeaseStore } from './lease-types.js';
+import { checkOptions, type OptionNames } from './options.js';
 
 /**
  * Options of `createConcurrencyLimiter`.
@@ -127,7 +128,12 @@ function durationOption(value: unknown, what: string): number {
   }
 }
 
-const OPTION_NAMES = ['store', 'limit', 'leaseMs', 'prefix'];
+const OPTION_NAMES = {
+  store: true,
+  limit: true,
+  leaseMs: true,
+  prefix: true,
+} as const satisfies OptionNames<ConcurrencyLimiterOptions>;
 const DENIED_RELEASE = (): Promise<void> => Promise.resolve();
 const DENIED_EXTEND = (): Promise<boolean> => Promise.resolve(false);
 
@@ -193,14 +199,7 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       'createConcurrencyLimiter: options must be an object',
     );
   }
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name)) {
-      throw new FloodgateError(
-        'INVALID_OPTION',
-        `createConcurrencyLimiter: unknown option "${name}"`,
-      );
-    }
-  }
+  checkOptions('createConcurrencyLimiter', options, OPTION_NAMES);
   const { store, limit } = options;
   if (typeof store !== 'object' || store === null || !isLeaseStore(store)) {
     throw new FloodgateError(

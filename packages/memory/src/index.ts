@@ -1,5 +1,5 @@
 import { FloodgateError, type Policy } from '@floodgate/core';
-import { newVerdict, type Verdict } from '@floodgate/core/internal';
+import { checkOptions, newVerdict, type OptionNames, type Verdict } from '@floodgate/core/internal';
 import type {
   LeaseGrant,
   LeaseRef,
@@ -47,6 +47,11 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+const OPTION_NAMES = {
+  maxKeys: true,
+  now: true,
+} as const satisfies OptionNames<MemoryStoreOptions>;
+
 /**
  * The embedded store: state in this process, bounded by `maxKeys`. State is held per policy and
  * prefix, keyed by identity: no key string is built or hashed per call. Each key expires when its
@@ -91,11 +96,7 @@ export class MemoryStore implements Store, LeaseStore {
   readonly #oneResults: readonly PolicyResult[] = [this.#oneResult];
 
   constructor(options: MemoryStoreOptions = {}) {
-    for (const key of Object.keys(options)) {
-      if (key !== 'maxKeys' && key !== 'now') {
-        throw new FloodgateError('INVALID_OPTION', `MemoryStore: unknown option "${key}"`);
-      }
-    }
+    checkOptions('MemoryStore', options, OPTION_NAMES);
     const max = options.maxKeys ?? 100_000;
     if (!Number.isSafeInteger(max) || max <= 0) {
       throw new FloodgateError('INVALID_OPTION', 'MemoryStore: maxKeys must be a positive integer');

@@ -4,6 +4,7 @@
 // when that is (concurrency-io.ts).
 import { FloodgateError } from '@floodgate/core';
 import type { ConcurrencyLimiter } from '@floodgate/core/concurrency';
+import { checkOptions, type OptionNames } from '@floodgate/core/internal';
 import { ipKey } from '../keys/ip.js';
 import { report } from './report.js';
 import { unavailableProblem } from './response.js';
@@ -50,7 +51,13 @@ export type Admission =
       readonly body: string;
     };
 
-const OPTION_NAMES = ['limiter', 'key', 'status', 'onLimiterError', 'onError'];
+const OPTION_NAMES = {
+  limiter: true,
+  key: true,
+  status: true,
+  onLimiterError: true,
+  onError: true,
+} as const satisfies OptionNames<ConcurrencyLimitOptions>;
 const NOTHING = (): void => {};
 const PROBLEM = 'application/problem+json';
 
@@ -61,11 +68,7 @@ export function createConcurrencyEngine(
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'concurrencyLimit: options must be an object');
   }
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(name)) {
-      throw new FloodgateError('INVALID_OPTION', `concurrencyLimit: unknown option "${name}"`);
-    }
-  }
+  checkOptions('concurrencyLimit', options, OPTION_NAMES);
   const { limiter, status = 429, onLimiterError = 'fail-closed', onError } = options;
   if (typeof limiter?.acquire !== 'function') {
     throw new FloodgateError(
