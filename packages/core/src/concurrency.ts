@@ -71,6 +71,7 @@ export interface AcquireOptions {
  * ```
  */
 export interface Lease {
+  /** Whether the lease was granted. */
   readonly allowed: boolean;
   /** Slots still free for the identity after this call. */
   readonly remaining: number;
@@ -104,10 +105,13 @@ export interface Lease {
  * ```
  */
 export interface ConcurrencyLimiter {
+  /** A lease for `identity` when `cost` slots are free; a denial (a value) otherwise. */
   acquire(identity: string, options?: AcquireOptions): Promise<Lease>;
   /** The store key holding `identity`'s leases (to inspect or delete it). */
   key(identity: string): string;
+  /** The `limit` option. */
   readonly limit: number;
+  /** The `leaseMs` option, in ms. */
   readonly leaseMs: number;
 }
 

@@ -258,10 +258,12 @@ export class MemoryStore implements Store, LeaseStore {
     return this.#leases.run((now) => this.#leases.acquire(request, now));
   }
 
+  /** Frees this lease only (see `LeaseStore`). */
   releaseLease(lease: LeaseRef): Promise<boolean> {
     return this.#leases.run((now) => this.#leases.release(lease, now));
   }
 
+  /** Moves a live lease's expiry (see `LeaseStore`). */
   extendLease(lease: LeaseRef, leaseMs: number): Promise<boolean> {
     return this.#leases.run((now) => this.#leases.extend(lease, leaseMs, now));
   }
