@@ -2,6 +2,7 @@
 // holds (a denial is a 429 or 503 with Retry-After), a finished response releases its lease, and
 // so does a client that disconnects mid-request.
 import { createServer, type Server } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { MemoryStore } from '@floodgate/memory';
 import express from 'express';
@@ -54,12 +55,35 @@ async function listen(server: Server): Promise<App> {
   };
 }
 
+const utf8 = new TextEncoder();
+/** `/stream`'s body: `first|` at once, `last` once the gate opens. */
+function streamed(gate: Gate): ReadableStream<Uint8Array> {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      c.enqueue(utf8.encode('first|'));
+    },
+  });
+  gate.pass().then(() => {
+    controller.enqueue(utf8.encode('last'));
+    controller.close();
+  });
+  return body;
+}
+
 const ADAPTERS: Record<string, Start> = {
   async node(base, gate) {
     const inFlight = nodeLimit({ ...base, key });
     return listen(
       createServer(async (req, res) => {
         if (!(await inFlight(req, res))) return;
+        if (req.url === '/stream') {
+          res.write('first|');
+          await gate.pass();
+          res.end('last');
+          return;
+        }
         if (req.url === '/slow') await gate.pass();
         res.end('ok');
       }),
@@ -72,6 +96,11 @@ const ADAPTERS: Record<string, Start> = {
       await gate.pass();
       res.send('ok');
     });
+    app.get('/stream', async (_req, res) => {
+      res.write('first|');
+      await gate.pass();
+      res.end('last');
+    });
     app.get('/fast', (_req, res) => res.send('ok'));
     return listen(createServer(app));
   },
@@ -81,6 +110,12 @@ const ADAPTERS: Record<string, Start> = {
     app.get('/slow', async () => {
       await gate.pass();
       return 'ok';
+    });
+    app.get('/stream', async (_req, reply) => {
+      const body = new PassThrough();
+      body.write('first|');
+      gate.pass().then(() => body.end('last'));
+      return reply.send(body);
     });
     app.get('/fast', async () => 'ok');
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -93,12 +128,15 @@ const ADAPTERS: Record<string, Start> = {
       await gate.pass();
       return c.text('ok');
     });
+    app.get('/stream', (c) => c.body(streamed(gate)));
     app.get('/fast', (c) => c.text('ok'));
     return serveFetch(app.fetch, '127.0.0.1');
   },
   async fetch(base, gate) {
     const handler = fetchLimit({ ...base, key }).wrap(async (request) => {
-      if (new URL(request.url).pathname === '/slow') await gate.pass();
+      const path = new URL(request.url).pathname;
+      if (path === '/stream') return new Response(streamed(gate));
+      if (path === '/slow') await gate.pass();
       return new Response('ok');
     });
     return serveFetch(handler, '127.0.0.1');
@@ -166,6 +204,21 @@ describe.each(Object.keys(ADAPTERS))('%s: concurrencyLimit', (name) => {
     await lease.release();
     gate.open();
     expect((await stays).status).toBe(200);
+  });
+
+  it('a streamed response holds its lease until its last byte', async () => {
+    const { app, gate, held } = await setUp();
+    const res = await fetch(`${app.url}/stream`);
+    const reader = res.body!.getReader();
+    const text = new TextDecoder();
+    let got = '';
+    while (!got.includes('first|')) got += text.decode((await reader.read()).value);
+    await until('the handler waits', () => gate.entered === 1);
+    expect(held()).toBe(1);
+    gate.open();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) got += text.decode(r.value);
+    expect(got).toBe('first|last');
+    await until('released after the last byte', () => held() === 0);
   });
 
   it('status: 503 answers a denial with 503 and Retry-After', async () => {

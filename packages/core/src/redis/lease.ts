@@ -42,7 +42,8 @@ if op == 'acquire' then
     local at = redis.call('ZRANGE', key, held + cost - limit - 1, held + cost - limit - 1, 'WITHSCORES')
     local free = limit - held
     if free < 0 then free = 0 end
-    return { 0, free, tonumber(at[2]) - now, now }
+    -- No such slot only for a cost above the limit, which the limiter refuses before calling.
+    return { 0, free, at[2] and (tonumber(at[2]) - now) or 0, now }
   end
   each_chunk(true, now + ms, function(args) redis.call('ZADD', key, unpack(args)) end)
   keep()
