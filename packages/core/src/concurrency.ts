@@ -9,7 +9,9 @@ import { type Duration, parseDuration } from './duration.js';
 import { FloodgateError, isFloodgateError, storeError } from './errors.js';
 import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
 import { isLeaseStore, type LeaseGrant, type LeaseRef, type LeaseStore } from './lease-types.js';
+import { DEFAULT_REMOTE_TIMEOUT_MS } from './limiter-config.js';
 import { checkOptions, type OptionNames } from './options.js';
+import { withTimeout } from './timeout.js';
 
 /**
  * Options of `createConcurrencyLimiter`.
@@ -37,6 +39,14 @@ export interface ConcurrencyLimiterOptions {
   leaseMs: Duration;
   /** Namespaces the keys: `<prefix>:{<identity>}:concurrency`. @default 'floodgate' */
   prefix?: string;
+  /**
+   * Give up on the store after this many ms: `acquire`, `release` and `extend` then reject with
+   * `STORE_TIMEOUT`. A lease granted after `acquire` gave up is released as soon as its answer
+   * arrives. `false`: wait as long as the store does (a Redis client may queue a command for a
+   * minute or more while it reconnects).
+   * @default 250 for remote stores (`store.remote`), none for in-process ones
+   */
+  timeoutMs?: number | false;
 }
 
 /**
@@ -137,6 +147,7 @@ const OPTION_NAMES = {
   limit: true,
   leaseMs: true,
   prefix: true,
+  timeoutMs: true,
 } as const satisfies OptionNames<ConcurrencyLimiterOptions>;
 const DENIED_RELEASE = (): Promise<void> => Promise.resolve();
 const DENIED_EXTEND = (): Promise<boolean> => Promise.resolve(false);
@@ -148,18 +159,28 @@ class HeldLease implements Lease {
   readonly #ref: LeaseRef;
   readonly #store: LeaseStore;
   readonly #leaseMs: number;
+  readonly #timeoutMs: number | undefined;
   #released: Promise<void> | undefined;
 
-  constructor(ref: LeaseRef, remaining: number, store: LeaseStore, leaseMs: number) {
+  constructor(
+    ref: LeaseRef,
+    remaining: number,
+    store: LeaseStore,
+    leaseMs: number,
+    timeoutMs: number | undefined,
+  ) {
     this.#ref = ref;
     this.remaining = remaining;
     this.#store = store;
     this.#leaseMs = leaseMs;
+    this.#timeoutMs = timeoutMs;
   }
 
   release(): Promise<void> {
     if (this.#released === undefined) {
-      const attempt = this.#store.releaseLease(this.#ref).then(() => undefined);
+      const attempt = withTimeout(this.#store.releaseLease(this.#ref), this.#timeoutMs).then(
+        () => undefined,
+      );
       this.#released = attempt;
       // A failed release may be tried again: forget it, the caller saw the error.
       attempt.catch(() => {
@@ -172,15 +193,15 @@ class HeldLease implements Lease {
   async extend(ms?: Duration): Promise<boolean> {
     const by = ms === undefined ? this.#leaseMs : durationOption(ms, 'extend(ms)');
     if (this.#released !== undefined) return false;
-    return this.#store.extendLease(this.#ref, by);
+    return withTimeout(this.#store.extendLease(this.#ref, by), this.#timeoutMs);
   }
 }
 
 /**
  * Limits the requests in flight per identity. Throws `FloodgateError('INVALID_OPTION')` for a bad
  * option or a store without the lease capability; `acquire` rejects with `INVALID_KEY`,
- * `INVALID_COST` or `COST_EXCEEDS_CAPACITY` before the store is touched, and with
- * `STORE_UNAVAILABLE` when the store fails. One store round trip per acquire, release and extend.
+ * `INVALID_COST` or `COST_EXCEEDS_CAPACITY` before the store is touched, with
+ * `STORE_UNAVAILABLE` when the store fails and `STORE_TIMEOUT` past `timeoutMs`. One store round trip per acquire, release and extend.
  * @example
  * ```ts
  * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
@@ -220,6 +241,13 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   const leaseMs = durationOption(options.leaseMs, 'createConcurrencyLimiter: leaseMs');
   const prefix = options.prefix ?? 'floodgate';
   validatePrefix(prefix);
+  const t = options.timeoutMs;
+  if (t !== undefined && t !== false && (!Number.isSafeInteger(t) || t <= 0)) {
+    throw new FloodgateError('INVALID_OPTION', 'timeoutMs must be a positive integer or false');
+  }
+  const remote = (store as { remote?: unknown }).remote === true;
+  const timeoutMs =
+    t === false ? undefined : (t ?? (remote ? DEFAULT_REMOTE_TIMEOUT_MS : undefined));
   const key = (identity: string): string => {
     validateIdentity(identity);
     return policyKey(prefix, encodeIdentity(identity), 'concurrency');
@@ -242,12 +270,15 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       }
       const ref: LeaseRef = { key: k, id: leaseId(), cost };
       let grant: LeaseGrant;
+      const asked = store.acquireLease({ ...ref, limit, leaseMs });
       try {
-        grant = await store.acquireLease({ ...ref, limit, leaseMs });
+        grant = await withTimeout(asked, timeoutMs);
       } catch (error) {
+        // Nobody will hold a lease granted after this gave up: free it when its answer comes.
+        asked.then((late) => late.allowed && store.releaseLease(ref)).catch(() => {});
         throw storeError(error);
       }
-      if (grant.allowed) return new HeldLease(ref, grant.remaining, store, leaseMs);
+      if (grant.allowed) return new HeldLease(ref, grant.remaining, store, leaseMs, timeoutMs);
       return {
         allowed: false,
         remaining: grant.remaining,

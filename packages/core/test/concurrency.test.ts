@@ -64,6 +64,31 @@ describe('createConcurrencyLimiter', () => {
     await expect(limiter.acquire('u')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', cause });
   });
 
+  it('timeoutMs: STORE_TIMEOUT, and a lease granted after that is released when it arrives', async () => {
+    const store = new RecordingStore();
+    let answer!: (grant: LeaseGrant) => void;
+    const slow: LeaseStore = {
+      acquireLease: () => new Promise((resolve) => (answer = resolve)),
+      releaseLease: (lease) => store.releaseLease(lease),
+      extendLease: () => store.extendLease(),
+    };
+    const limiter = createConcurrencyLimiter({
+      store: slow,
+      limit: 1,
+      leaseMs: 1000,
+      timeoutMs: 20,
+    });
+    await expect(limiter.acquire('u')).rejects.toMatchObject({ code: 'STORE_TIMEOUT' });
+    expect(store.released).toHaveLength(0);
+    answer({ allowed: true, remaining: 0, retryAfterMs: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(store.released).toHaveLength(1);
+    expect(store.released[0]!.key).toBe(limiter.key('u'));
+    expect(() =>
+      createConcurrencyLimiter({ store, limit: 1, leaseMs: 1000, timeoutMs: 0 }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
+  });
+
   it('refuses unknown options and a bad extend duration', async () => {
     const store = new RecordingStore();
     expect(() =>

@@ -101,8 +101,20 @@ export async function serveRedisWorker<C>(
     manyLog: make(slidingWindowLog({ limit: 15, window: '1h' }), 'many-log'),
   };
   if (!isLeaseStore(store)) throw new Error(`serveRedisWorker: ${name} cannot hold leases`);
-  const holding = createConcurrencyLimiter({ store, limit: 10, leaseMs: '1m', prefix: 'mp-cc' });
-  const killed = createConcurrencyLimiter({ store, limit: 1, leaseMs: 1500, prefix: 'mp-kill' });
+  // As the limiters above: exact counts are under test, not timeouts.
+  const leases = { store, timeoutMs: 10_000 };
+  const holding = createConcurrencyLimiter({
+    ...leases,
+    limit: 10,
+    leaseMs: '1m',
+    prefix: 'mp-cc',
+  });
+  const killed = createConcurrencyLimiter({
+    ...leases,
+    limit: 1,
+    leaseMs: 1500,
+    prefix: 'mp-kill',
+  });
   const holdOnce = async (key: string, holdMs: number): Promise<[number, number]> => {
     for (;;) {
       const lease = await holding.acquire(key);
