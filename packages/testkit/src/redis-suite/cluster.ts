@@ -123,6 +123,7 @@ export function redisClusterTests<C>(
             limit: 4,
             leaseMs: '1m',
             prefix: `cc-${tag}`,
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
           });
           const identities = Array.from({ length: 30 }, (_, i) => `user-${i}`);
           const leases = await Promise.all(
