@@ -14,6 +14,9 @@ const OPTION_NAMES = [
   'blockCache',
   'onError',
   'breaker',
+  'shadow',
+  'onDecision',
+  'telemetry',
 ];
 
 export function validatePolicies(policy: unknown): readonly Policy[] {
@@ -74,6 +77,22 @@ export function validateOptions(options: LimiterOptions): void {
   }
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'onError must be a function');
+  }
+  if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
+    throw new FloodgateError('INVALID_OPTION', 'shadow must be true or false');
+  }
+  if (options.onDecision !== undefined && typeof options.onDecision !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'onDecision must be a function');
+  }
+  const tm = options.telemetry as { bind?: unknown } | undefined | null;
+  if (
+    tm !== undefined &&
+    (typeof tm !== 'object' || tm === null || typeof tm.bind !== 'function')
+  ) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'telemetry must come from openTelemetry() or have bind()',
+    );
   }
   const br = options.breaker as unknown;
   if (br !== undefined && typeof br !== 'boolean' && (typeof br !== 'object' || br === null)) {

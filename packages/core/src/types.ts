@@ -39,6 +39,12 @@ export interface Policy {
    * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs] (see docs/algorithms.md).
    */
   readonly params: readonly [number, number, number];
+  /**
+   * Present (and `true`) when the policy was built with `shadow: true`: its denials are reported
+   * (`Decision.shadowDenied`), not enforced. Not part of `id`: a shadowed and an enforced copy of
+   * a policy share their state.
+   */
+  readonly shadow?: true;
 }
 
 /**
@@ -138,4 +144,10 @@ export interface Decision {
    */
   readonly binding: PolicyDecision;
   readonly reason?: DecisionReason;
+  /**
+   * Present (and `true`) only in shadow mode, when enforcing would have denied: the decision is
+   * allowed, and `retryAfterMs`, `binding` and the denying `policies` say what the denial would
+   * have been. The store charged nothing, as for a denial.
+   */
+  readonly shadowDenied?: true;
 }

@@ -12,6 +12,11 @@ import { buildPolicy } from './policy.js';
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
   name?: string;
+  /**
+   * Report this policy's denials instead of enforcing them (`Decision.shadowDenied`); the policy
+   * keeps its id and state. @default false
+   */
+  shadow?: boolean;
 }
 
 export interface WindowOptions extends Named {
@@ -46,10 +51,18 @@ function checkKeys(
   return options as Record<string, unknown>;
 }
 
+/** The policy with `shadow: true` when asked; the id stays: both copies share their state. */
+function shadowed(policy: Policy, shadow: unknown): Policy {
+  if (shadow !== undefined && typeof shadow !== 'boolean') {
+    throw new FloodgateError('INVALID_POLICY', `${policy.kind}: shadow must be true or false`);
+  }
+  return shadow === true ? Object.freeze({ ...policy, shadow: true }) : policy;
+}
+
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
 export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'window', 'name'], kind);
+  const o = checkKeys(options, ['limit', 'window', 'name', 'shadow'], kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.window, `${kind}: window`);
   // The sliding counter compares limit × window in integers; all three must stay exact.
@@ -59,7 +72,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]);
+  return shadowed(buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]), o.shadow);
 }
 
 /**
@@ -75,7 +88,7 @@ export function bucketPolicy(
   sizedBy: 'burst' | 'queue',
 ): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name'], kind);
+  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name', 'shadow'], kind);
   const capacity =
     sizedBy === 'queue'
       ? positiveInt(o.queue, `${kind}: queue`) + 1
@@ -93,5 +106,8 @@ export function bucketPolicy(
       `${kind}: capacity × interval is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+  return shadowed(
+    buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]),
+    o.shadow,
+  );
 }
