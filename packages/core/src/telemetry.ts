@@ -126,7 +126,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
     bind(target): LimiterTelemetry {
       const limiter = target.limiter;
       const storeAttributes = { 'floodgate.limiter': limiter, 'floodgate.store': target.store };
-      if (target.breakerState() !== undefined) watched.add(new WeakRef(target));
+      // Watched whatever its breaker: the limiter builds its breaker after binding.
+      watched.add(new WeakRef(target));
       // One attribute object per (policy, outcome), made once: nothing allocated per decision.
       const byKey = new Map<string, Attributes>();
       const attributesOf = (event: DecisionEvent): Attributes => {
