@@ -176,4 +176,9 @@ export interface Limiter {
    */
   wait(identity: string, options: WaitOptions): Promise<Decision>;
   readonly policies: readonly Policy[];
+  /**
+   * True when the limiter never enforces a denial (`shadow: true`, or every policy shadowed): an
+   * http middleware then sends no headers for it unless told to, and holds nothing.
+   */
+  readonly shadow?: boolean;
 }

@@ -269,10 +269,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   /** A checked decision: the encoded identity and a checked cost. */
   const limitChecked = (id: string, cost: number): Promise<Decision> =>
     blocked === undefined ? run(id, cost, 'limit') : limitBlocked(blocked, id, cost);
-  const waiting = new WaitQueues((id, cost) => limitChecked(id, cost));
+  // In shadow mode nothing is held back: a wait resolves without a leaky bucket's delay.
+  const waiting = new WaitQueues((id, cost) => limitChecked(id, cost), shadow !== true);
 
   const limiter: Limiter = {
     policies,
+    shadow: shadow === true,
     limit(identity, opts) {
       try {
         // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.

@@ -94,6 +94,7 @@ export function observed(base: Limiter, report: Report): Limiter {
   }
   return {
     policies: base.policies,
+    shadow: base.shadow === true,
     limit: (identity, options) => settle(base.limit(identity, options), 'limit', identity),
     wait: (identity, options) => settle(base.wait(identity, options), 'wait', identity),
     peek: (identity) => base.peek(identity),

@@ -16,14 +16,18 @@ export function shadowMask(policies: readonly Policy[], limiterShadow: boolean):
 
 /**
  * The decision with shadowed denials turned into admissions that say `shadowDenied`. A denial
- * by an enforced policy stands, its wait and binding taken from the enforced policies only.
- * An admission is returned as it is (the same object).
+ * by an enforced policy stands, its wait taken from the enforced policies only (and its binding,
+ * when a shadowed policy bound). An admission is returned as it is (the same object).
  */
 export function applyShadow(d: Decision, mask: true | readonly boolean[]): Decision {
   if (d.allowed) return d;
+  // The shadowed policies that denied say so (`shadow: true`): they are reported, not enforced.
+  const parts = d.policies.map((p, i) =>
+    !p.allowed && (mask === true || mask[i] === true) ? { ...p, shadow: true as const } : p,
+  );
+  let binding = parts[d.policies.indexOf(d.binding)] ?? d.binding;
   if (mask !== true) {
-    const parts = d.policies;
-    let binding: PolicyDecision | undefined;
+    let enforced: PolicyDecision | undefined;
     let retryAfterMs = 0;
     let enforcedDenial = false;
     for (let i = 0; i < parts.length; i++) {
@@ -31,18 +35,20 @@ export function applyShadow(d: Decision, mask: true | readonly boolean[]): Decis
       const p = parts[i]!;
       if (!p.allowed) enforcedDenial = true;
       retryAfterMs = Math.max(retryAfterMs, p.retryAfterMs);
-      if (binding === undefined || bindsInstead(p, binding)) binding = p;
+      if (enforced === undefined || bindsInstead(p, enforced)) enforced = p;
     }
-    if (enforcedDenial && binding !== undefined) {
-      if (binding === d.binding && retryAfterMs === d.retryAfterMs) return d;
+    if (enforcedDenial && enforced !== undefined) {
+      // The denial stands: its wait and binding are the enforced policies'.
+      if (mask[d.policies.indexOf(d.binding)] === true) binding = enforced;
       return {
         ...d,
         limit: binding.limit,
         remaining: binding.remaining,
         retryAfterMs: Math.max(0, retryAfterMs),
+        policies: parts,
         binding,
       };
     }
   }
-  return { ...d, allowed: true, shadowDenied: true };
+  return { ...d, allowed: true, policies: parts, binding, shadowDenied: true };
 }

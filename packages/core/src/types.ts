@@ -73,6 +73,8 @@ export interface PolicyDecision {
   readonly retryAfterMs: number;
   /** leakyBucket only: how long an admitted request waits before it proceeds. */
   readonly delayMs: number;
+  /** Present (and `true`) on a shadowed policy's denial: reported, not enforced. */
+  readonly shadow?: true;
 }
 
 /**

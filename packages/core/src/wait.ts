@@ -91,9 +91,12 @@ export function checkWaitOptions(options: unknown): {
 export class WaitQueues {
   readonly #queues = new Map<string, Queue>();
   readonly #decide: (identity: string, cost: number) => Promise<Decision>;
+  readonly #shapes: boolean;
 
-  constructor(decide: (identity: string, cost: number) => Promise<Decision>) {
+  /** `shapes`: sleep an admission's `delayMs` before resolving (off in shadow mode). */
+  constructor(decide: (identity: string, cost: number) => Promise<Decision>, shapes: boolean) {
     this.#decide = decide;
+    this.#shapes = shapes;
   }
 
   wait(
@@ -168,7 +171,7 @@ export class WaitQueues {
         q.busy = false;
         if (w.done) return this.#next(identity, q); // aborted while the store was asked
         if (d.allowed) {
-          if (d.delayMs > 0) {
+          if (d.delayMs > 0 && this.#shapes) {
             // Admitted with a turn later (leakyBucket): it resolves when the turn comes, and
             // the next waiter asks then (one timer still).
             q.held = { waiter: w, decision: d };

@@ -22,11 +22,26 @@ class SyncStore extends MapStore {
 describe('shadow mode', () => {
   it('every factory takes shadow; the id (the state) is the enforced copy’s', () => {
     const pairs = [
-      [fixedWindow({ limit: 2, window: '1s' }), fixedWindow({ limit: 2, window: '1s', shadow: true })],
-      [slidingWindow({ limit: 2, window: '1s' }), slidingWindow({ limit: 2, window: '1s', shadow: true })],
-      [slidingWindowLog({ limit: 2, window: '1s' }), slidingWindowLog({ limit: 2, window: '1s', shadow: true })],
-      [tokenBucket({ limit: 2, interval: '1s' }), tokenBucket({ limit: 2, interval: '1s', shadow: true })],
-      [leakyBucket({ limit: 2, interval: '1s', queue: 1 }), leakyBucket({ limit: 2, interval: '1s', queue: 1, shadow: true })],
+      [
+        fixedWindow({ limit: 2, window: '1s' }),
+        fixedWindow({ limit: 2, window: '1s', shadow: true }),
+      ],
+      [
+        slidingWindow({ limit: 2, window: '1s' }),
+        slidingWindow({ limit: 2, window: '1s', shadow: true }),
+      ],
+      [
+        slidingWindowLog({ limit: 2, window: '1s' }),
+        slidingWindowLog({ limit: 2, window: '1s', shadow: true }),
+      ],
+      [
+        tokenBucket({ limit: 2, interval: '1s' }),
+        tokenBucket({ limit: 2, interval: '1s', shadow: true }),
+      ],
+      [
+        leakyBucket({ limit: 2, interval: '1s', queue: 1 }),
+        leakyBucket({ limit: 2, interval: '1s', queue: 1, shadow: true }),
+      ],
     ] as const;
     for (const [enforced, shadowed] of pairs) {
       expect(shadowed.id).toBe(enforced.id);
@@ -49,7 +64,11 @@ describe('shadow mode', () => {
       const store = sync ? new SyncStore(() => now) : new MapStore(() => now);
       const policy = fixedWindow({ limit: 2, window: '1s' });
       const shadow = createLimiter({ store, policy, shadow: true });
-      const enforce = createLimiter({ store: sync ? new SyncStore(() => now) : new MapStore(() => now), policy });
+      expect(shadow.shadow).toBe(true);
+      const enforce = createLimiter({
+        store: sync ? new SyncStore(() => now) : new MapStore(() => now),
+        policy,
+      });
       for (let i = 0; i < 4; i++) {
         const s = await shadow.limit('u');
         const e = await enforce.limit('u');
@@ -58,7 +77,15 @@ describe('shadow mode', () => {
           expect(s).toEqual(e); // admissions are untouched
           expect('shadowDenied' in s).toBe(false);
         } else {
-          expect(s).toEqual({ ...e, allowed: true, shadowDenied: true });
+          const marked = { ...e.binding, shadow: true };
+          expect(s).toEqual({
+            ...e,
+            allowed: true,
+            shadowDenied: true,
+            policies: [marked],
+            binding: marked,
+          });
+          expect(s.binding).toBe(s.policies[0]);
           expect(s.retryAfterMs).toBeGreaterThan(0);
           expect(s.binding.allowed).toBe(false);
         }
@@ -79,6 +106,9 @@ describe('shadow mode', () => {
     const second = await l.limit('u');
     expect(second).toMatchObject({ allowed: true, shadowDenied: true });
     expect(second.binding.name).toBe('tight');
+    expect(second.binding.shadow).toBe(true);
+    expect('shadow' in second.policies[1]!).toBe(false);
+    expect(l.shadow).toBe(false);
     expect(second.retryAfterMs).toBe(10_000 - 0);
     // a would-be denial charged nothing in either policy: loose still has 2 left
     expect((await l.peek('u')).policies[1]!.remaining).toBe(2);

@@ -1,12 +1,16 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import {
+  AggregationTemporality,
   InMemoryMetricExporter,
   MeterProvider,
   type MetricData,
   PeriodicExportingMetricReader,
-  AggregationTemporality,
 } from '@opentelemetry/sdk-metrics';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type DecisionEvent, tokenBucket } from '../src/index.js';
 import { createLimiter } from '../src/limiter.js';
@@ -146,7 +150,10 @@ describe('openTelemetry()', () => {
       'floodgate.outcome': 'allowed',
       'floodgate.store': 'FlakyStore',
     });
-    const everything = JSON.stringify({ metrics, spans: spans.map((s) => ({ n: s.name, a: s.attributes, e: s.events, st: s.status })) });
+    const everything = JSON.stringify({
+      metrics,
+      spans: spans.map((s) => ({ n: s.name, a: s.attributes, e: s.events, st: s.status })),
+    });
     expect(everything).not.toContain(SECRET);
     expect(everything).not.toContain('other-identity');
   });

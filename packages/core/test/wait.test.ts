@@ -125,7 +125,11 @@ describe('limiter.wait', () => {
 
   it('in shadow mode resolves at once with the shadow denial', async () => {
     const store = new MapStore();
-    const l = createLimiter({ store, policy: fixedWindow({ limit: 1, window: '1h' }), shadow: true });
+    const l = createLimiter({
+      store,
+      policy: fixedWindow({ limit: 1, window: '1h' }),
+      shadow: true,
+    });
     await l.limit('u');
     const d = await l.wait('u', { maxWaitMs: 0 });
     expect(d).toMatchObject({ allowed: true, shadowDenied: true });

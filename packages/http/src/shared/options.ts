@@ -25,6 +25,7 @@ export interface Settings {
   readonly rules: readonly ResolvedRule[];
   readonly headers: HeaderSettings;
   readonly exposeHeaders: boolean;
+  readonly shadowHeaders: boolean;
   readonly skip: RateLimitOptions['skip'];
   readonly onLimited: RateLimitOptions['onLimited'];
   readonly failOpen: boolean;
@@ -51,6 +52,7 @@ const OPTION_NAMES = new Set([
   'legacyHeaders',
   'retryAfterJitter',
   'exposeHeaders',
+  'shadowHeaders',
   'skip',
   'onLimited',
   'onLimiterError',
@@ -271,6 +273,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   }
   checkBoolean(options.legacyHeaders, 'legacyHeaders');
   checkBoolean(options.exposeHeaders, 'exposeHeaders');
+  checkBoolean(options.shadowHeaders, 'shadowHeaders');
   checkBoolean(options.delay, 'delay');
   checkFunction(options.skip, 'skip');
   checkFunction(options.onLimited, 'onLimited');
@@ -294,6 +297,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
       random: options.random ?? Math.random,
     },
     exposeHeaders: options.exposeHeaders ?? true,
+    shadowHeaders: options.shadowHeaders ?? false,
     skip: options.skip,
     onLimited: options.onLimited,
     failOpen: mode === 'fail-open',
