@@ -113,6 +113,7 @@ export interface LimiterOptions {
  * ```
  */
 export interface DecisionEvent {
+  /** What happened, as listed above. */
   readonly outcome: 'allowed' | 'denied' | 'shadow_denied' | 'fallback' | 'error';
   /** The decision; undefined when `outcome` is `'error'`. */
   readonly decision: Decision | undefined;

@@ -69,5 +69,6 @@ export interface LimiterTelemetry {
  * ```
  */
 export interface Telemetry {
+  /** Called once by `createLimiter`, with what the limiter says about itself. */
   bind(target: TelemetryTarget): LimiterTelemetry;
 }
