@@ -1,4 +1,5 @@
 import { FloodgateError, fixedWindow, type Policy } from '@floodgate/core';
+import { checkOptions, type OptionNames } from '@floodgate/core/internal';
 import type { StoreCall } from '@floodgate/core/store';
 import type { ShardGuard } from './guard.js';
 import { hash32 } from './rendezvous.js';
@@ -54,6 +55,11 @@ export interface FleetCheckOptions {
   onMixedFleet?: (event: MixedFleetEvent) => void;
 }
 
+const OPTION_NAMES = {
+  intervalMs: true,
+  onMixedFleet: true,
+} as const satisfies OptionNames<FleetCheckOptions>;
+
 const KEY = 'floodgate-fleet:{fleet}';
 const MAX_RECORDS = 1_000_000;
 /**
@@ -81,14 +87,7 @@ export function fleetOptions(value: unknown): Required<FleetCheckOptions> | unde
       'ShardedStore: fleetCheck must be a boolean or options',
     );
   }
-  for (const key of Object.keys(given)) {
-    if (key !== 'intervalMs' && key !== 'onMixedFleet') {
-      throw new FloodgateError(
-        'INVALID_OPTION',
-        `ShardedStore: fleetCheck: unknown option "${key}"`,
-      );
-    }
-  }
+  checkOptions('ShardedStore: fleetCheck', given, OPTION_NAMES);
   const o = given as FleetCheckOptions;
   const intervalMs = o.intervalMs ?? 10_000;
   if (!Number.isSafeInteger(intervalMs) || intervalMs < 10 || intervalMs > MAX_INTERVAL_MS) {

@@ -1,4 +1,5 @@
 import { type BreakerOptions, FloodgateError } from '@floodgate/core';
+import { checkOptions, type OptionNames } from '@floodgate/core/internal';
 import type { FleetCheckOptions } from './fleet.js';
 import type { ShardHealthEvent } from './health.js';
 import type { ShardMigration } from './migration.js';
@@ -69,17 +70,20 @@ export interface ShardedStoreOptions {
   fleetCheck?: boolean | FleetCheckOptions;
 }
 
-const OPTION_NAMES = ['now', 'onHealthChange', 'breaker', 'timeoutMs', 'migration', 'fleetCheck'];
+const OPTION_NAMES = {
+  now: true,
+  onHealthChange: true,
+  breaker: true,
+  timeoutMs: true,
+  migration: true,
+  fleetCheck: true,
+} as const satisfies OptionNames<ShardedStoreOptions>;
 
 export function validate(options: ShardedStoreOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'ShardedStore: options must be an object');
   }
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(key)) {
-      throw new FloodgateError('INVALID_OPTION', `ShardedStore: unknown option "${key}"`);
-    }
-  }
+  checkOptions('ShardedStore', options, OPTION_NAMES);
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'ShardedStore: now must be a function');
   }

@@ -1,4 +1,5 @@
 import { FloodgateError } from './errors.js';
+import { checkOptions, type OptionNames } from './options.js';
 
 /**
  * Where a circuit breaker stands.
@@ -44,7 +45,13 @@ export interface BreakerOptions {
   onStateChange?: (state: BreakerState, error?: FloodgateError) => void;
 }
 
-const OPTION_NAMES = ['failures', 'windowMs', 'cooldownMs', 'probes', 'onStateChange'];
+const OPTION_NAMES = {
+  failures: true,
+  windowMs: true,
+  cooldownMs: true,
+  probes: true,
+  onStateChange: true,
+} as const satisfies OptionNames<BreakerOptions>;
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -96,11 +103,7 @@ export class Breaker {
     if (typeof options !== 'object' || options === null) {
       throw new FloodgateError('INVALID_OPTION', 'breaker must be a boolean or an options object');
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_NAMES.includes(key)) {
-        throw new FloodgateError('INVALID_OPTION', `breaker: unknown option "${key}"`);
-      }
-    }
+    checkOptions('breaker', options, OPTION_NAMES);
     this.#failures = positiveInteger(options.failures, 'failures', 5);
     this.#windowMs = positiveInteger(options.windowMs, 'windowMs', 10_000);
     this.#cooldownMs = positiveInteger(options.cooldownMs, 'cooldownMs', 1000);

@@ -39,13 +39,13 @@ export function parseDuration(value: unknown, what: string): number {
   if (typeof value === 'number') {
     ms = value;
   } else if (typeof value === 'string') {
-    const m = PATTERN.exec(value.trim());
-    if (!m)
+    const read = scan(value);
+    if (read === undefined)
       throw new FloodgateError(
         'INVALID_POLICY',
         `${what}: cannot read duration ${JSON.stringify(value)}`,
       );
-    ms = exactMs(m[1]!, UNIT_MS[m[2] as DurationUnit]);
+    ms = read;
   } else {
     throw new FloodgateError(
       'INVALID_POLICY',
@@ -59,6 +59,30 @@ export function parseDuration(value: unknown, what: string): number {
     );
   }
   return ms;
+}
+
+/**
+ * The duration string grammar alone, for the packages that read durations with rules of their
+ * own (`0` allowed, their own error): whole ms ≥ 0 for `'1.5s'` or `'0ms'`, undefined for what
+ * is not a duration string or not a whole, safe number of ms (`'1w'`, `'1e3ms'`, `'0.5ms'`).
+ * @internal
+ * @example
+ * ```ts
+ * import { durationStringMs } from '@floodgate/core/internal';
+ *
+ * durationStringMs('0.017m'); // 1020
+ * durationStringMs('1w'); // undefined
+ * ```
+ */
+export function durationStringMs(text: string): number | undefined {
+  const ms = scan(text);
+  return ms !== undefined && Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/** undefined when `text` does not match the grammar; NaN when its ms are not whole. */
+function scan(text: string): number | undefined {
+  const m = PATTERN.exec(text.trim());
+  return m ? exactMs(m[1]!, UNIT_MS[m[2] as DurationUnit]) : undefined;
 }
 
 /**

@@ -6,6 +6,8 @@
  * @internal
  * @module
  */
+export { durationStringMs } from './duration.js';
+export { checkOptions, type OptionNames } from './options.js';
 export { newVerdict, type Verdict } from './policies/common.js';
 export { fixedWindowKernel } from './policies/fixed_window.js';
 export type { Kernel, PolicyKindRow } from './policies/kinds.js';

@@ -2,22 +2,23 @@
 // the defaults that depend on the store.
 import { FloodgateError } from './errors.js';
 import type { LimiterOptions } from './limiter-types.js';
+import { checkOptions, type OptionNames } from './options.js';
 import type { Store } from './store-types.js';
 import type { Policy } from './types.js';
 
-const OPTION_NAMES = [
-  'store',
-  'policy',
-  'prefix',
-  'onStoreError',
-  'timeoutMs',
-  'blockCache',
-  'onError',
-  'breaker',
-  'shadow',
-  'onDecision',
-  'telemetry',
-];
+const OPTION_NAMES = {
+  store: true,
+  policy: true,
+  prefix: true,
+  onStoreError: true,
+  timeoutMs: true,
+  blockCache: true,
+  onError: true,
+  breaker: true,
+  shadow: true,
+  onDecision: true,
+  telemetry: true,
+} as const satisfies OptionNames<LimiterOptions>;
 
 export function validatePolicies(policy: unknown): readonly Policy[] {
   const list = (Array.isArray(policy) ? policy : [policy]) as unknown[];
@@ -46,10 +47,7 @@ export function validatePolicies(policy: unknown): readonly Policy[] {
 export function validateOptions(options: LimiterOptions): void {
   if (typeof options !== 'object' || options === null)
     throw new FloodgateError('INVALID_OPTION', 'options required');
-  for (const key of Object.keys(options)) {
-    if (!OPTION_NAMES.includes(key))
-      throw new FloodgateError('INVALID_OPTION', `unknown option "${key}"`);
-  }
+  checkOptions('', options, OPTION_NAMES);
   if (!isStore(options.store)) {
     throw new FloodgateError('INVALID_OPTION', 'store must implement evaluate() and reset()');
   }

@@ -2,7 +2,15 @@
 // A queue has one timer, for its first waiter only: when it fires, that waiter alone asks the
 // store again (no thundering retries); once it is admitted the next one asks at once.
 import { FloodgateError } from './errors.js';
+import type { WaitOptions } from './limiter-types.js';
+import { checkOptions, type OptionNames } from './options.js';
 import type { Decision } from './types.js';
+
+const WAIT_NAMES = {
+  cost: true,
+  maxWaitMs: true,
+  signal: true,
+} as const satisfies OptionNames<WaitOptions>;
 
 interface Waiter {
   readonly cost: number;
@@ -62,11 +70,7 @@ export function checkWaitOptions(options: unknown): {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'wait() takes { maxWaitMs, cost?, signal? }');
   }
-  for (const key of Object.keys(options)) {
-    if (key !== 'cost' && key !== 'maxWaitMs' && key !== 'signal') {
-      throw new FloodgateError('INVALID_OPTION', `wait(): unknown option "${key}"`);
-    }
-  }
+  checkOptions('wait()', options, WAIT_NAMES);
   const { maxWaitMs, signal } = options as { maxWaitMs?: unknown; signal?: unknown };
   if (
     typeof maxWaitMs !== 'number' ||

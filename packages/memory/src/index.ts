@@ -1,5 +1,5 @@
 import { FloodgateError, type Policy } from '@floodgate/core';
-import { newVerdict, type Verdict } from '@floodgate/core/internal';
+import { checkOptions, newVerdict, type OptionNames, type Verdict } from '@floodgate/core/internal';
 import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
 import {
   commit,
@@ -37,6 +37,11 @@ export interface MemoryStoreOptions {
   /** The clock, in integer ms. Inject one for deterministic tests. @default Date.now */
   now?: () => number;
 }
+
+const OPTION_NAMES = {
+  maxKeys: true,
+  now: true,
+} as const satisfies OptionNames<MemoryStoreOptions>;
 
 /**
  * The embedded store: state in this process, bounded by `maxKeys`. State is held per policy and
@@ -80,11 +85,7 @@ export class MemoryStore implements Store {
   readonly #oneResults: readonly PolicyResult[] = [this.#oneResult];
 
   constructor(options: MemoryStoreOptions = {}) {
-    for (const key of Object.keys(options)) {
-      if (key !== 'maxKeys' && key !== 'now') {
-        throw new FloodgateError('INVALID_OPTION', `MemoryStore: unknown option "${key}"`);
-      }
-    }
+    checkOptions('MemoryStore', options, OPTION_NAMES);
     const max = options.maxKeys ?? 100_000;
     if (!Number.isSafeInteger(max) || max <= 0) {
       throw new FloodgateError('INVALID_OPTION', 'MemoryStore: maxKeys must be a positive integer');

@@ -1,9 +1,12 @@
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
+import { checkOptions, type OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
 import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
+import type { LeakyBucketOptions } from './leaky_bucket.js';
 import { buildPolicy } from './policy.js';
+import type { TokenBucketOptions } from './token_bucket.js';
 
 // A factory hands its options here once, with its kind's row: they are checked and turned into
 // the kind's parameters on this one visit, then handed down to buildPolicy (policy.ts), and the
@@ -36,18 +39,36 @@ function positiveInt(value: unknown, what: string): number {
   return value;
 }
 
+const WINDOW_NAMES = {
+  limit: true,
+  window: true,
+  name: true,
+  shadow: true,
+} as const satisfies OptionNames<WindowOptions>;
+const TOKEN_BUCKET_NAMES = {
+  limit: true,
+  interval: true,
+  burst: true,
+  name: true,
+  shadow: true,
+} as const satisfies OptionNames<TokenBucketOptions>;
+const LEAKY_BUCKET_NAMES = {
+  limit: true,
+  interval: true,
+  queue: true,
+  name: true,
+  shadow: true,
+} as const satisfies OptionNames<LeakyBucketOptions>;
+
 function checkKeys(
   options: unknown,
-  allowed: readonly string[],
+  allowed: Readonly<Record<string, true>>,
   factory: string,
 ): Record<string, unknown> {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_POLICY', `${factory}: options object required`);
   }
-  for (const key of Object.keys(options)) {
-    if (!allowed.includes(key))
-      throw new FloodgateError('INVALID_POLICY', `${factory}: unknown option "${key}"`);
-  }
+  checkOptions(factory, options, allowed, { code: 'INVALID_POLICY' });
   return options as Record<string, unknown>;
 }
 
@@ -62,7 +83,7 @@ function shadowed(policy: Policy, shadow: unknown): Policy {
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
 export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'window', 'name', 'shadow'], kind);
+  const o = checkKeys(options, WINDOW_NAMES, kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const windowMs = parseDuration(o.window, `${kind}: window`);
   // The sliding counter compares limit × window in integers; all three must stay exact.
@@ -88,7 +109,7 @@ export function bucketPolicy(
   sizedBy: 'burst' | 'queue',
 ): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, ['limit', 'interval', sizedBy, 'name', 'shadow'], kind);
+  const o = checkKeys(options, sizedBy === 'queue' ? LEAKY_BUCKET_NAMES : TOKEN_BUCKET_NAMES, kind);
   const capacity =
     sizedBy === 'queue'
       ? positiveInt(o.queue, `${kind}: queue`) + 1

@@ -1,4 +1,5 @@
 import { FloodgateError } from '../errors.js';
+import type { OptionNames } from '../options.js';
 
 /**
  * Options every Redis-backed store takes.
@@ -56,7 +57,13 @@ export interface RedisStoreOptions {
   batch?: boolean | { maxCalls?: number };
 }
 
-export const OPTION_NAMES = ['clock', 'now', 'rejectIfNotReady', 'replicas', 'batch'];
+export const OPTION_NAMES = {
+  clock: true,
+  now: true,
+  rejectIfNotReady: true,
+  replicas: true,
+  batch: true,
+} as const satisfies OptionNames<RedisStoreOptions>;
 
 export function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
   if (value === undefined) return undefined;

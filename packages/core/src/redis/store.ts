@@ -1,4 +1,5 @@
 import { FloodgateError } from '../errors.js';
+import { checkOptions } from '../options.js';
 import type { PolicyResult, Store, StoreCall } from '../store-types.js';
 import { Batcher, checkBatch } from './batch.js';
 import { KeyOrder } from './key-order.js';
@@ -58,11 +59,7 @@ export class RedisStore implements Store {
     if (typeof options !== 'object' || options === null) {
       throw new FloodgateError('INVALID_OPTION', `${label}: options must be an object`);
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_NAMES.includes(key)) {
-        throw new FloodgateError('INVALID_OPTION', `${label}: unknown option "${key}"`);
-      }
-    }
+    checkOptions(label, options, OPTION_NAMES);
     const clock = options.clock ?? 'server';
     if (clock !== 'server' && clock !== 'client') {
       throw new FloodgateError('INVALID_OPTION', `clock must be 'server' or 'client'`);

@@ -1,4 +1,5 @@
 import { FloodgateError } from '@floodgate/core';
+import { checkOptions, type OptionNames } from '@floodgate/core/internal';
 import type { KeyFunction, RateLimitRequest } from '../shared/types.js';
 import { warnOnce } from '../shared/validations.js';
 
@@ -20,6 +21,8 @@ export interface HeaderKeyOptions<Raw = unknown> {
    */
   verify?: (value: string, request: RateLimitRequest<Raw>) => boolean | Promise<boolean>;
 }
+
+const OPTION_NAMES = { verify: true } as const satisfies OptionNames<HeaderKeyOptions>;
 
 /**
  * Counts by the value of a request header, such as an API key: `header:<name>:<value>`. A
@@ -52,11 +55,7 @@ export function headerKey<Raw = unknown>(
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'headerKey options must be an object');
   }
-  for (const option of Object.keys(options)) {
-    if (option !== 'verify') {
-      throw new FloodgateError('INVALID_OPTION', `headerKey: unknown option "${option}"`);
-    }
-  }
+  checkOptions('headerKey', options, OPTION_NAMES);
   const { verify } = options;
   if (verify !== undefined && typeof verify !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'headerKey: verify must be a function');

@@ -1,4 +1,5 @@
 import { FloodgateError } from '@floodgate/core';
+import { checkOptions, type OptionNames } from '@floodgate/core/internal';
 import ipaddr from 'ipaddr.js';
 import proxyAddr from 'proxy-addr';
 import type { TrustFunction, TrustProxy } from '../shared/framework.js';
@@ -221,6 +222,12 @@ function trustOf(setting: TrustProxy | undefined): TrustFunction {
   return trust;
 }
 
+const OPTION_NAMES = {
+  trustProxy: true,
+  ipv6Prefix: true,
+  ipv4Prefix: true,
+} as const satisfies OptionNames<IpKeyOptions>;
+
 /**
  * Counts by client IP: `ip:<address or network>`. Without a `trustProxy` of its own it follows
  * the framework's trust setting (Express `app.set('trust proxy', …)`, Fastify's `trustProxy`),
@@ -241,11 +248,7 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   if (typeof options !== 'object' || options === null) {
     throw new FloodgateError('INVALID_OPTION', 'ipKey options must be an object');
   }
-  for (const name of Object.keys(options)) {
-    if (name !== 'trustProxy' && name !== 'ipv6Prefix' && name !== 'ipv4Prefix') {
-      throw new FloodgateError('INVALID_OPTION', `ipKey: unknown option "${name}"`);
-    }
-  }
+  checkOptions('ipKey', options, OPTION_NAMES);
   const own = options.trustProxy;
   const ownTrust = own === undefined ? undefined : compileTrust(own);
   const v6 = checkPrefix(options.ipv6Prefix, 56, 128, 'ipv6Prefix');

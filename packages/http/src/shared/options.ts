@@ -1,4 +1,5 @@
 import { createLimiter, FloodgateError, type Limiter, type Policy } from '@floodgate/core';
+import { checkOptions, durationStringMs, type OptionNames } from '@floodgate/core/internal';
 import { ipKey } from '../keys/ip.js';
 import { peerOptionHint } from './peer-options.js';
 import { report } from './report.js';
@@ -36,35 +37,41 @@ export interface Settings {
   readonly validator: Validator;
 }
 
-const OPTION_NAMES = new Set([
-  'limiter',
-  'policy',
-  'store',
-  'prefix',
-  'onStoreError',
-  'timeoutMs',
-  'breaker',
-  'blockCache',
-  'rules',
-  'key',
-  'cost',
-  'headers',
-  'legacyHeaders',
-  'retryAfterJitter',
-  'exposeHeaders',
-  'shadowHeaders',
-  'skip',
-  'onLimited',
-  'onLimiterError',
-  'onError',
-  'delay',
-  'maxDelayMs',
-  'maxQueued',
-  'random',
-  'validate',
-  'onWarning',
-]);
-const RULE_NAMES = new Set(['limiter', 'policy', 'key', 'cost']);
+const OPTION_NAMES = {
+  limiter: true,
+  policy: true,
+  store: true,
+  prefix: true,
+  onStoreError: true,
+  timeoutMs: true,
+  breaker: true,
+  blockCache: true,
+  rules: true,
+  key: true,
+  cost: true,
+  headers: true,
+  legacyHeaders: true,
+  retryAfterJitter: true,
+  exposeHeaders: true,
+  shadowHeaders: true,
+  skip: true,
+  onLimited: true,
+  onLimiterError: true,
+  onError: true,
+  delay: true,
+  maxDelayMs: true,
+  maxQueued: true,
+  random: true,
+  validate: true,
+  onWarning: true,
+} as const satisfies OptionNames<RateLimitOptions>;
+const RULE_NAMES = {
+  limiter: true,
+  policy: true,
+  key: true,
+  cost: true,
+} as const satisfies OptionNames<RateLimitRule>;
+const withHint = { hint: peerOptionHint };
 
 const invalid = (message: string): FloodgateError => new FloodgateError('INVALID_OPTION', message);
 
@@ -106,18 +113,16 @@ function checkCost(cost: unknown, name: string): void {
   }
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
-
 function jitterBound(value: JitterBound): number {
   let ms = Number.NaN;
   if (typeof value === 'number') ms = value;
   else if (typeof value === 'string') {
-    const m = /^(\d+(?:\.\d+)?) ?(ms|s|m)$/.exec(value.trim());
-    if (m) ms = Number(m[1]) * UNIT_MS[m[2]!]!;
+    // The duration grammar of policies, `0` included: '1.5s', '2h', '0.017m' (1020 ms exactly).
+    ms = durationStringMs(value) ?? Number.NaN;
   }
   if (!Number.isFinite(ms) || ms < 0) {
     throw invalid(
-      `retryAfterJitter: ${JSON.stringify(value)} is not a duration ≥ 0 (ms, or '500ms', '5s', '1m')`,
+      `retryAfterJitter: ${JSON.stringify(value)} is not a duration ≥ 0 (ms, or '500ms', '5s', '1.5m', '1h', '1d')`,
     );
   }
   return ms;
@@ -225,11 +230,9 @@ function checkLimiterOptions(options: RateLimitOptions): void {
 /** Validates every option at construction, before any request or store is touched. */
 export function resolveOptions(options: RateLimitOptions, known: readonly string[] = []): Settings {
   if (typeof options !== 'object' || options === null) throw invalid('rateLimit options required');
-  for (const name of Object.keys(options)) {
-    if (!OPTION_NAMES.has(name) && !known.includes(name)) {
-      throw invalid(`unknown option "${name}"${peerOptionHint(name)}`);
-    }
-  }
+  // `known`: the names of the adapter's own options, taken here too.
+  const names = known.length === 0 ? OPTION_NAMES : [...Object.keys(OPTION_NAMES), ...known];
+  checkOptions('', options, names, withHint);
   checkFunction(options.key, 'key');
   checkCost(options.cost, 'cost');
   const defaultKey = options.key ?? ipKey();
@@ -244,11 +247,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     }
     rules = options.rules.map((rule, i) => {
       if (typeof rule !== 'object' || rule === null) throw invalid(`rules[${i}] must be an object`);
-      for (const name of Object.keys(rule)) {
-        if (!RULE_NAMES.has(name)) {
-          throw invalid(`rules[${i}]: unknown option "${name}"${peerOptionHint(name)}`);
-        }
-      }
+      checkOptions(`rules[${i}]`, rule, RULE_NAMES, withHint);
       return resolveRule(rule, options, defaultKey, `rules[${i}]`);
     });
   } else {

@@ -93,7 +93,8 @@ export type CostOption<Raw = unknown> =
   | ((request: RateLimitRequest<Raw>) => Awaitable<number>);
 
 /**
- * A delay in ms, or a duration string (`'500ms'`, `'5s'`).
+ * A delay in ms, or a duration string as policies read them (`'500ms'`, `'5s'`, `'1.5m'`, `'1h'`,
+ * `'1d'`), `0` allowed.
  * @example
  * ```ts
  * import type { JitterBound } from '@floodgate/http';
