@@ -89,6 +89,41 @@ describe('limiter.wait', () => {
     expect((await l.peek('u')).remaining).toBe(1); // the new window: no late charge by a waiter
   });
 
+  it('when the first waiter aborts, the next takes its place; identities do not wait on each other', async () => {
+    const store = new MapStore();
+    const l = createLimiter({ store, policy: tokenBucket({ limit: 1, interval: '60ms' }) });
+    await l.limit('u');
+    const c = new AbortController();
+    const first = l.wait('u', { maxWaitMs: 5_000, signal: c.signal });
+    const second = l.wait('u', { maxWaitMs: 5_000 });
+    const other = l.wait('v', { maxWaitMs: 0 }); // another identity: admitted at once
+    expect((await other).allowed).toBe(true);
+    await new Promise((r) => setTimeout(r, 5));
+    c.abort();
+    expect(await code(first)).toBe('ABORTED');
+    expect((await second).allowed).toBe(true);
+  });
+
+  it('a waiter aborted while it sleeps its leaky-bucket turn lets the next one go', async () => {
+    const store = new MapStore();
+    const l = createLimiter({
+      store,
+      policy: leakyBucket({ limit: 1, interval: '200ms', queue: 3 }),
+    });
+    await l.limit('u');
+    const c = new AbortController();
+    const held = l.wait('u', { maxWaitMs: 5_000, signal: c.signal });
+    const next = l.wait('u', { maxWaitMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 20));
+    c.abort();
+    expect(await code(held)).toBe('ABORTED');
+    const d = await next;
+    expect(d.allowed).toBe(true);
+    // The aborted waiter's turn (t0 + 200 ms) was charged: the next one's comes after it, at
+    // t0 + 400 ms, told as a delay from when it was admitted (at the latest, now).
+    expect(d.delayMs).toBeGreaterThanOrEqual(400 - (performance.now() - t0) - 2);
+  });
+
   it('sleeps a leaky bucket’s delayMs before resolving: resolved means go now', async () => {
     const store = new MapStore();
     const l = createLimiter({
