@@ -110,6 +110,7 @@ describe('limiter.wait', () => {
       store,
       policy: leakyBucket({ limit: 1, interval: '200ms', queue: 3 }),
     });
+    const t0 = performance.now();
     await l.limit('u');
     const c = new AbortController();
     const held = l.wait('u', { maxWaitMs: 5_000, signal: c.signal });
