@@ -69,16 +69,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     store: storeKind(options.store),
     breakerState: (): BreakerState | undefined => breaker?.state,
   });
-  const store =
-    tele === undefined
-      ? options.store
-      : timedStore(options.store, (seconds) => {
-          try {
-            tele.storeDuration(seconds);
-          } catch (error) {
-            complain('telemetry', error);
-          }
-        });
+  const store = tele === undefined ? options.store : timedStore(options.store, tele, complain);
   const shadow = shadowMask(list, options.shadow === true);
   const timeoutMs = timeoutOf(options);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
@@ -247,30 +238,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
     );
 
-  /** The cost asked for (1 when absent: only then, `{ cost: null }` is a caller's bug), checked. */
-  function costOf(given: unknown): number {
-    const cost = given === undefined ? 1 : given;
-    if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-      throw new FloodgateError(
-        'INVALID_COST',
-        `cost must be a positive safe integer, got ${String(cost)}`,
-      );
-    }
-    return cost;
-  }
-  function checkCapacity(cost: number): void {
-    if (cost > capacity) {
-      throw new FloodgateError(
-        'COST_EXCEEDS_CAPACITY',
-        `cost ${cost} exceeds the largest admissible cost ${capacity}`,
-      );
-    }
-  }
-  /** A checked decision: the encoded identity and a checked cost. */
-  const limitChecked = (id: string, cost: number): Promise<Decision> =>
-    blocked === undefined ? run(id, cost, 'limit') : limitBlocked(blocked, id, cost);
-  // In shadow mode nothing is held back: a wait resolves without a leaky bucket's delay.
-  const waiting = new WaitQueues((id, cost) => limitChecked(id, cost), shadow !== true);
+  let waiting: WaitQueues | undefined;
+  const queues = (): WaitQueues =>
+    // Made at the first wait(); in shadow mode nothing is held back (no leaky-bucket delay).
+    (waiting ??= new WaitQueues(
+      (id, cost) =>
+        blocked === undefined ? run(id, cost, 'limit') : limitBlocked(blocked, id, cost),
+      shadow !== true,
+    ));
 
   const limiter: Limiter = {
     policies,
@@ -281,10 +256,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
         if (opts !== undefined && !onlyCost(opts)) {
           throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
         }
-        const cost = costOf(opts?.cost);
+        // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
+        const cost = opts?.cost === undefined ? 1 : opts.cost;
+        if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+          throw new FloodgateError(
+            'INVALID_COST',
+            `cost must be a positive safe integer, got ${String(cost)}`,
+          );
+        }
         const id = idOf(identity);
-        checkCapacity(cost);
-        return limitChecked(id, cost);
+        if (cost > capacity) {
+          throw new FloodgateError(
+            'COST_EXCEEDS_CAPACITY',
+            `cost ${cost} exceeds the largest admissible cost ${capacity}`,
+          );
+        }
+        if (blocked === undefined) return run(id, cost, 'limit');
+        return limitBlocked(blocked, id, cost);
       } catch (error) {
         // Bad input rejects, as from an async function, rather than throwing synchronously.
         return Promise.reject(error);
@@ -292,11 +280,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     wait(identity, opts) {
       try {
-        const { maxWaitMs, signal } = checkWaitOptions(opts);
-        const cost = costOf(opts.cost);
+        const { cost, maxWaitMs, signal } = checkWaitOptions(opts);
         const id = idOf(identity);
-        checkCapacity(cost);
-        return waiting.wait(id, cost, maxWaitMs, signal);
+        if (cost > capacity) {
+          throw new FloodgateError(
+            'COST_EXCEEDS_CAPACITY',
+            `cost ${cost} exceeds the largest admissible cost ${capacity}`,
+          );
+        }
+        return queues().wait(id, cost, maxWaitMs, signal);
       } catch (error) {
         return Promise.reject(error);
       }

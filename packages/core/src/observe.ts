@@ -103,8 +103,18 @@ export function observed(base: Limiter, report: Report): Limiter {
 }
 
 /** The store with each `evaluate` timed for the telemetry (answered or failed). */
-export function timedStore(store: Store, record: (seconds: number) => void): Store {
-  const since = (t: number): void => record((performance.now() - t) / 1000);
+export function timedStore(
+  store: Store,
+  tele: LimiterTelemetry,
+  complain: (what: string, error: unknown) => void,
+): Store {
+  const since = (t: number): void => {
+    try {
+      tele.storeDuration((performance.now() - t) / 1000);
+    } catch (error) {
+      complain('telemetry', error);
+    }
+  };
   const timed: {
     -readonly [K in keyof Store]: Store[K];
   } = {

@@ -60,10 +60,11 @@ function timedOut(left: number, denial: Decision): FloodgateError {
 }
 
 /**
- * `maxWaitMs` and `signal`, checked before any store is touched (the cost is the limiter's to
- * check). Throws `INVALID_OPTION`.
+ * The options of `wait()`, checked before any store is touched, the cost as `limit()` checks it
+ * (the limiter checks it against its capacity). Throws `INVALID_OPTION` or `INVALID_COST`.
  */
 export function checkWaitOptions(options: unknown): {
+  cost: number;
   maxWaitMs: number;
   signal: AbortSignal | undefined;
 } {
@@ -71,7 +72,13 @@ export function checkWaitOptions(options: unknown): {
     throw new FloodgateError('INVALID_OPTION', 'wait() takes { maxWaitMs, cost?, signal? }');
   }
   checkOptions('wait()', options, WAIT_NAMES);
-  const { maxWaitMs, signal } = options as { maxWaitMs?: unknown; signal?: unknown };
+  const { cost = 1, maxWaitMs, signal } = options as WaitOptions & Record<string, unknown>;
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+    throw new FloodgateError(
+      'INVALID_COST',
+      `cost must be a positive safe integer, got ${String(cost)}`,
+    );
+  }
   if (
     typeof maxWaitMs !== 'number' ||
     !(maxWaitMs === Number.POSITIVE_INFINITY || (Number.isSafeInteger(maxWaitMs) && maxWaitMs >= 0))
@@ -88,7 +95,7 @@ export function checkWaitOptions(options: unknown): {
   ) {
     throw new FloodgateError('INVALID_OPTION', 'wait(): signal must be an AbortSignal');
   }
-  return { maxWaitMs, signal: s };
+  return { cost, maxWaitMs, signal: s };
 }
 
 /** The waiting room of one limiter. `decide` is its `limit()`, unreported. */
