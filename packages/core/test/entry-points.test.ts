@@ -21,6 +21,8 @@ const INTERNAL_VALUES = [
   'bucketKernel',
   'fixedWindowKernel',
   'newVerdict',
+  'quotaKernel',
+  'quotaPeriodEnd',
   'slidingWindowKernel',
   'slidingWindowLogKernel',
 ];
@@ -31,6 +33,7 @@ const APP_VALUES = [
   'isFloodgateError',
   'leakyBucket',
   'parseDuration',
+  'quota',
   'slidingWindow',
   'slidingWindowLog',
   'tokenBucket',

@@ -4,6 +4,7 @@ import {
   type DecisionEvent,
   fixedWindow,
   leakyBucket,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -42,12 +43,17 @@ describe('shadow mode', () => {
         leakyBucket({ limit: 2, interval: '1s', queue: 1 }),
         leakyBucket({ limit: 2, interval: '1s', queue: 1, shadow: true }),
       ],
+      [
+        quota({ limit: 2, per: 'day', timeZone: 'Europe/Paris' }),
+        quota({ limit: 2, per: 'day', timeZone: 'Europe/Paris', shadow: true }),
+      ],
     ] as const;
     for (const [enforced, shadowed] of pairs) {
       expect(shadowed.id).toBe(enforced.id);
       expect(shadowed.shadow).toBe(true);
       expect('shadow' in enforced).toBe(false);
       expect(Object.isFrozen(shadowed)).toBe(true);
+      expect({ ...shadowed, shadow: undefined }).toEqual({ ...enforced, shadow: undefined });
     }
     expect('shadow' in tokenBucket({ limit: 2, interval: '1s', shadow: false })).toBe(false);
     try {

@@ -4,6 +4,7 @@ import { registerControls } from './conformance/controls.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
+import { registerQuota } from './conformance/quota.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
@@ -40,6 +41,7 @@ export function storeConformance<S extends Store>(
     registerCharging(h);
     registerIdentities(h);
     registerControls(h);
+    registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);
       registerRetry(h);
