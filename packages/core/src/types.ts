@@ -43,6 +43,12 @@ export interface Policy {
    * period's boundaries being the call's (see docs/algorithms.md).
    */
   readonly params: readonly [number, number, number];
+  /**
+   * Present (and `true`) when the policy was built with `shadow: true`: its denials are reported
+   * (`Decision.shadowDenied`), not enforced. Not part of `id`: a shadowed and an enforced copy of
+   * a policy share their state.
+   */
+  readonly shadow?: true;
   /** quota only: the calendar its periods follow, local midnights in `timeZone`. */
   readonly calendar?: { readonly per: 'day' | 'week' | 'month'; readonly timeZone: string };
 }
@@ -73,6 +79,8 @@ export interface PolicyDecision {
   readonly retryAfterMs: number;
   /** leakyBucket only: how long an admitted request waits before it proceeds. */
   readonly delayMs: number;
+  /** Present (and `true`) on a shadowed policy's denial: reported, not enforced. */
+  readonly shadow?: true;
 }
 
 /**
@@ -144,4 +152,10 @@ export interface Decision {
    */
   readonly binding: PolicyDecision;
   readonly reason?: DecisionReason;
+  /**
+   * Present (and `true`) only in shadow mode, when enforcing would have denied: the decision is
+   * allowed, and `retryAfterMs`, `binding` and the denying `policies` say what the denial would
+   * have been. The store charged nothing, as for a denial.
+   */
+  readonly shadowDenied?: true;
 }

@@ -1,5 +1,6 @@
 import type { Store } from '@floodgate/core/store';
 import { registerCharging } from './conformance/charging.js';
+import { registerControls } from './conformance/controls.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
@@ -39,6 +40,7 @@ export function storeConformance<S extends Store>(
     registerValidation(h);
     registerCharging(h);
     registerIdentities(h);
+    registerControls(h);
     registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);

@@ -17,6 +17,11 @@ import type { TokenBucketOptions } from './token_bucket.js';
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
   name?: string;
+  /**
+   * Report this policy's denials instead of enforcing them (`Decision.shadowDenied`); the policy
+   * keeps its id and state. @default false
+   */
+  shadow?: boolean;
 }
 
 export interface WindowOptions extends Named {
@@ -40,24 +45,28 @@ const WINDOW_NAMES = {
   limit: true,
   window: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<WindowOptions>;
 const TOKEN_BUCKET_NAMES = {
   limit: true,
   interval: true,
   burst: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<TokenBucketOptions>;
 const LEAKY_BUCKET_NAMES = {
   limit: true,
   interval: true,
   queue: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<LeakyBucketOptions>;
 const QUOTA_NAMES = {
   limit: true,
   per: true,
   timeZone: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<QuotaOptions>;
 
 function checkKeys(
@@ -70,6 +79,14 @@ function checkKeys(
   }
   checkOptions(factory, options, allowed, { code: 'INVALID_POLICY' });
   return options as Record<string, unknown>;
+}
+
+/** The policy with `shadow: true` when asked; the id stays: both copies share their state. */
+function shadowed(policy: Policy, shadow: unknown): Policy {
+  if (shadow !== undefined && typeof shadow !== 'boolean') {
+    throw new FloodgateError('INVALID_POLICY', `${policy.kind}: shadow must be true or false`);
+  }
+  return shadow === true ? Object.freeze({ ...policy, shadow: true }) : policy;
 }
 
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
@@ -85,7 +102,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]);
+  return shadowed(buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]), o.shadow);
 }
 
 /**
@@ -119,7 +136,10 @@ export function bucketPolicy(
       `${kind}: capacity × interval is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+  return shadowed(
+    buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]),
+    o.shadow,
+  );
 }
 
 // A period's nominal length, what headers advertise as its window (`w`); the reset is exact.
@@ -143,5 +163,8 @@ export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
   const timeZone =
     o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
   const windowMs = NOMINAL_MS[per];
-  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, 0, 0], { per, timeZone });
+  return shadowed(
+    buildPolicy(row, o.name, limit, windowMs, limit, [limit, 0, 0], { per, timeZone }),
+    o.shadow,
+  );
 }

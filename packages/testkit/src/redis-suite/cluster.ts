@@ -6,6 +6,8 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { registerControls } from '../conformance/controls.js';
+import { makeHarness } from '../conformance/harness.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
@@ -76,6 +78,25 @@ export function redisClusterTests<C>(
   for (const adapter of options.adapters) {
     describe(`${adapter.name} on a Redis Cluster (3 masters, 3 replicas)`, () => {
       const tag = tagOf(adapter);
+
+      // The conformance tests of shadow mode and wait(), on the cluster (server clock).
+      describe('conformance: shadow mode and wait()', () => {
+        let shared: C | undefined;
+        beforeAll(async () => {
+          shared = await openCluster(adapter);
+        });
+        afterAll(async () => {
+          if (shared !== undefined) await adapter.disconnect(shared);
+        });
+        const name = `${adapter.name} on a Redis Cluster`;
+        registerControls(
+          makeHarness(api, {
+            name,
+            controlsTime: false,
+            makeStore: () => adapter.makeStore(shared!),
+          }),
+        );
+      });
 
       it('runs each multi-policy decision as one script on the master owning the identity', async () => {
         const client = await openCluster(adapter);
