@@ -9,6 +9,7 @@ import { benchConcurrency } from './concurrency.mjs';
 import { config } from './config.mjs';
 import { ERL, ERL_REDIS, RLF } from './contenders.mjs';
 import { benchEviction } from './eviction.mjs';
+import { benchHooks } from './hooks.mjs';
 import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
 import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
@@ -86,6 +87,11 @@ if (config.sections.has('inprocess')) {
   print(`### In-process (${fmt(config.iterations)} sequential awaited decisions per run)`);
   print();
   print(throughputTable(results.inprocess));
+  results.hooks = await benchHooks(config, log);
+  print();
+  print('`onDecision` unset costs nothing: the limiter is only wrapped when it is set.');
+  print();
+  print(throughputTable(results.hooks));
 }
 
 if (config.sections.has('accuracy')) {

@@ -10,6 +10,7 @@ export default {
     internal: 'src/internal.ts',
     'redis/index': 'src/redis/index.ts',
     store: 'src/store.ts',
+    telemetry: 'src/telemetry.ts',
   }),
   noExternal: ['@noble/hashes'],
   // One chunk for the code entries share, in CJS too: otherwise each CommonJS entry carries its

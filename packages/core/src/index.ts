@@ -5,10 +5,16 @@ export type { BreakerOptions } from './breaker.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { createLimiter } from './limiter.js';
-export type { Limiter, LimiterOptions } from './limiter-types.js';
+export type {
+  DecisionEvent,
+  Limiter,
+  LimiterOptions,
+  WaitOptions,
+} from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';
+export { type QuotaOptions, quota } from './policies/quota.js';
 export { type SlidingWindowOptions, slidingWindow } from './policies/sliding_window.js';
 export { type SlidingWindowLogOptions, slidingWindowLog } from './policies/sliding_window_log.js';
 export { type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';

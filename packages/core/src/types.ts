@@ -29,16 +29,28 @@ export interface Policy {
   readonly id: string;
   /** Requests (cost units) allowed per `windowMs`: the quota advertised in headers. */
   readonly limit: number;
-  /** The window (or refill interval) in ms: the `w` advertised in headers. */
+  /**
+   * The window (or refill interval) in ms: the `w` advertised in headers. A quota's is its
+   * period's nominal length (a day, 7 days, 30 days); its reset is the real next midnight.
+   */
   readonly windowMs: number;
   /** The largest `cost` one call can ever be admitted with. */
   readonly capacity: number;
   /**
    * Integer parameters of the algorithm, in the order the Lua scripts read them:
    * fixedWindow/slidingWindow/slidingWindowLog: [limit, windowMs, 0];
-   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs] (see docs/algorithms.md).
+   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs]; quota: [limit, 0, 0], its
+   * period's boundaries being the call's (see docs/algorithms.md).
    */
   readonly params: readonly [number, number, number];
+  /**
+   * Present (and `true`) when the policy was built with `shadow: true`: its denials are reported
+   * (`Decision.shadowDenied`), not enforced. Not part of `id`: a shadowed and an enforced copy of
+   * a policy share their state.
+   */
+  readonly shadow?: true;
+  /** quota only: the calendar its periods follow, local midnights in `timeZone`. */
+  readonly calendar?: { readonly per: 'day' | 'week' | 'month'; readonly timeZone: string };
 }
 
 /**
@@ -67,6 +79,8 @@ export interface PolicyDecision {
   readonly retryAfterMs: number;
   /** leakyBucket only: how long an admitted request waits before it proceeds. */
   readonly delayMs: number;
+  /** Present (and `true`) on a shadowed policy's denial: reported, not enforced. */
+  readonly shadow?: true;
 }
 
 /**
@@ -138,4 +152,10 @@ export interface Decision {
    */
   readonly binding: PolicyDecision;
   readonly reason?: DecisionReason;
+  /**
+   * Present (and `true`) only in shadow mode, when enforcing would have denied: the decision is
+   * allowed, and `retryAfterMs`, `binding` and the denying `policies` say what the denial would
+   * have been. The store charged nothing, as for a denial.
+   */
+  readonly shadowDenied?: true;
 }

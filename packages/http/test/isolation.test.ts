@@ -11,7 +11,9 @@ const ADAPTERS = ['express', 'fastify', 'hono', 'node', 'fetch'] as const;
 const FRAMEWORKS =
   /[\\/]node_modules[\\/](express|fastify|hono|@hono[\\/][^\\/]+|@fastify[\\/][^\\/]+)[\\/]/;
 // Everything a built entry may import besides its own chunks.
-const ALLOWED = /^(node:.*|@floodgate\/core|@floodgate\/core\/headers|ipaddr\.js|proxy-addr)$/;
+// `@floodgate/core/internal`: the option checker and duration grammar the @floodgate packages share.
+const ALLOWED =
+  /^(node:.*|@floodgate\/core|@floodgate\/core\/headers|@floodgate\/core\/internal|ipaddr\.js|proxy-addr)$/;
 
 /** Bare specifiers reachable from one built ESM file, following relative imports. */
 function bareImports(file: string, seen = new Set<string>()): Set<string> {

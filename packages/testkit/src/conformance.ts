@@ -1,9 +1,11 @@
 import type { Store } from '@floodgate/core/store';
 import { registerCharging } from './conformance/charging.js';
 import { registerConcurrency } from './conformance/concurrency.js';
+import { registerControls } from './conformance/controls.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
+import { registerQuota } from './conformance/quota.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
@@ -40,6 +42,8 @@ export function storeConformance<S extends Store>(
     registerCharging(h);
     registerIdentities(h);
     if (options.concurrency !== false) registerConcurrency(h);
+    registerControls(h);
+    registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);
       registerRetry(h);

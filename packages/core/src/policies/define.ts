@@ -1,3 +1,4 @@
+import { checkTimeZone } from '../calendar.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
 import { checkOptions, type OptionNames } from '../options.js';
@@ -6,6 +7,7 @@ import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
 import type { LeakyBucketOptions } from './leaky_bucket.js';
 import { buildPolicy } from './policy.js';
+import type { QuotaOptions } from './quota.js';
 import type { TokenBucketOptions } from './token_bucket.js';
 
 // A factory hands its options here once, with its kind's row: they are checked and turned into
@@ -15,6 +17,11 @@ import type { TokenBucketOptions } from './token_bucket.js';
 export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
   name?: string;
+  /**
+   * Report this policy's denials instead of enforcing them (`Decision.shadowDenied`); the policy
+   * keeps its id and state. @default false
+   */
+  shadow?: boolean;
 }
 
 export interface WindowOptions extends Named {
@@ -38,19 +45,29 @@ const WINDOW_NAMES = {
   limit: true,
   window: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<WindowOptions>;
 const TOKEN_BUCKET_NAMES = {
   limit: true,
   interval: true,
   burst: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<TokenBucketOptions>;
 const LEAKY_BUCKET_NAMES = {
   limit: true,
   interval: true,
   queue: true,
   name: true,
+  shadow: true,
 } as const satisfies OptionNames<LeakyBucketOptions>;
+const QUOTA_NAMES = {
+  limit: true,
+  per: true,
+  timeZone: true,
+  name: true,
+  shadow: true,
+} as const satisfies OptionNames<QuotaOptions>;
 
 function checkKeys(
   options: unknown,
@@ -62,6 +79,14 @@ function checkKeys(
   }
   checkOptions(factory, options, allowed, { code: 'INVALID_POLICY' });
   return options as Record<string, unknown>;
+}
+
+/** The policy with `shadow: true` when asked; the id stays: both copies share their state. */
+function shadowed(policy: Policy, shadow: unknown): Policy {
+  if (shadow !== undefined && typeof shadow !== 'boolean') {
+    throw new FloodgateError('INVALID_POLICY', `${policy.kind}: shadow must be true or false`);
+  }
+  return shadow === true ? Object.freeze({ ...policy, shadow: true }) : policy;
 }
 
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
@@ -77,7 +102,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]);
+  return shadowed(buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]), o.shadow);
 }
 
 /**
@@ -111,5 +136,35 @@ export function bucketPolicy(
       `${kind}: capacity × interval is too large to count exactly`,
     );
   }
-  return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+  return shadowed(
+    buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]),
+    o.shadow,
+  );
+}
+
+// A period's nominal length, what headers advertise as its window (`w`); the reset is exact.
+const NOMINAL_MS = { day: 86_400_000, week: 604_800_000, month: 2_592_000_000 } as const;
+
+/**
+ * quota: `{ limit, per, timeZone = 'UTC' }`, params `[limit, 0, 0]` and the `calendar`; the
+ * period's boundaries are not parameters of the policy but of each call (quota.ts).
+ */
+export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
+  const kind = row.kind;
+  const o = checkKeys(options, QUOTA_NAMES, kind);
+  const limit = positiveInt(o.limit, `${kind}: limit`);
+  const per = o.per;
+  if (per !== 'day' && per !== 'week' && per !== 'month') {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: per must be 'day', 'week' or 'month', got ${String(per)}`,
+    );
+  }
+  const timeZone =
+    o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
+  const windowMs = NOMINAL_MS[per];
+  return shadowed(
+    buildPolicy(row, o.name, limit, windowMs, limit, [limit, 0, 0], { per, timeZone }),
+    o.shadow,
+  );
 }

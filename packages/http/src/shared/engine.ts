@@ -124,6 +124,9 @@ async function chooseLimiter(
   return chosen;
 }
 
+// Decisions made by shadow-mode limiters (`Limiter.shadow`): they hold nothing back.
+const shadowed = new WeakSet<Decision>();
+
 /**
  * Evaluates the rules in order. After a denial the remaining rules are only peeked (reported,
  * not charged): a request that is refused anyway should not use up other quotas.
@@ -145,6 +148,7 @@ async function evaluateRules(
     }
     const cost = typeof rule.cost === 'function' ? await rule.cost(request) : rule.cost;
     const decision = await limiter.limit(key, { cost });
+    if (limiter.shadow === true) shadowed.add(decision);
     if (!decision.allowed) denied = true;
     decisions.push(decision);
   }
@@ -233,7 +237,9 @@ export function createEngine(
       const decisions = await evaluateRules(settings.rules, request);
       if (decisions.length === 0) return PASS;
       let own = mergeDecisions(decisions);
-      const delayMs = settings.delay ? own.delayMs : 0;
+      // Only shadow-mode limiters decided: report, never act (no delay, no 429, no Retry-After).
+      const shadow = decisions.every((d) => shadowed.has(d));
+      const delayMs = settings.delay && !shadow ? own.delayMs : 0;
       if (
         delayMs > settings.maxDelayMs ||
         (holding && delayMs > 0 && heldCount() >= settings.maxQueued)
@@ -243,7 +249,10 @@ export function createEngine(
         own = refusedForDelay(own);
       }
       const decision = withPrior(request.raw, own);
-      const { headers, retryAfter } = decisionHeaders(decision, settings.headers);
+      const { headers, retryAfter } =
+        shadow && !settings.shadowHeaders
+          ? { headers: {}, retryAfter: undefined }
+          : decisionHeaders(decision, settings.headers);
       const expose = settings.exposeHeaders ? Object.keys(headers) : [];
       const outcome: Outcome =
         retryAfter === undefined

@@ -26,6 +26,7 @@ export interface Settings {
   readonly rules: readonly ResolvedRule[];
   readonly headers: HeaderSettings;
   readonly exposeHeaders: boolean;
+  readonly shadowHeaders: boolean;
   readonly skip: RateLimitOptions['skip'];
   readonly onLimited: RateLimitOptions['onLimited'];
   readonly failOpen: boolean;
@@ -52,6 +53,7 @@ const OPTION_NAMES = {
   legacyHeaders: true,
   retryAfterJitter: true,
   exposeHeaders: true,
+  shadowHeaders: true,
   skip: true,
   onLimited: true,
   onLimiterError: true,
@@ -270,6 +272,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   }
   checkBoolean(options.legacyHeaders, 'legacyHeaders');
   checkBoolean(options.exposeHeaders, 'exposeHeaders');
+  checkBoolean(options.shadowHeaders, 'shadowHeaders');
   checkBoolean(options.delay, 'delay');
   checkFunction(options.skip, 'skip');
   checkFunction(options.onLimited, 'onLimited');
@@ -293,6 +296,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
       random: options.random ?? Math.random,
     },
     exposeHeaders: options.exposeHeaders ?? true,
+    shadowHeaders: options.shadowHeaders ?? false,
     skip: options.skip,
     onLimited: options.onLimited,
     failOpen: mode === 'fail-open',

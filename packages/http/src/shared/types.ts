@@ -299,6 +299,13 @@ export interface RateLimitOptions<Raw = unknown> {
   retryAfterJitter?: JitterRange;
   /** Add the rate-limit header names to `Access-Control-Expose-Headers`. @default true */
   exposeHeaders?: boolean;
+  /**
+   * Send the `RateLimit` headers for a request decided by shadow-mode limiters only (a limiter
+   * with `shadow: true`, or all of whose policies are shadowed). Such a request is never
+   * answered `429`, never held for a leaky bucket's delay, and never gets `Retry-After`.
+   * @default false
+   */
+  shadowHeaders?: boolean;
   /** Requests for which this returns true are not counted and get no headers. @default none */
   skip?: (request: RateLimitRequest<Raw>) => Awaitable<boolean>;
   /** A custom response for denials; `undefined` keeps the default problem+json. @default none */

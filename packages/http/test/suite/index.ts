@@ -7,6 +7,7 @@ import { headerTests } from './headers.js';
 import { keyTests } from './keys.js';
 import { optionTests } from './options.js';
 import { policyTests } from './policies.js';
+import { shadowTests } from './shadow.js';
 import { stackingTests } from './stacking.js';
 
 /** The one behavioural suite: every adapter runs it against its real framework on a real port. */
@@ -20,5 +21,6 @@ export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
     optionTests(ctx);
     stackingTests(ctx);
     delayTests(ctx);
+    shadowTests(ctx);
   });
 }

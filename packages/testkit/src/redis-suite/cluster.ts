@@ -2,11 +2,14 @@ import {
   createLimiter,
   type Decision,
   fixedWindow,
+  quota,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { isLeaseStore } from '@floodgate/core/store';
+import { registerControls } from '../conformance/controls.js';
+import { makeHarness } from '../conformance/harness.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
@@ -35,6 +38,7 @@ const policies = [
   tokenBucket({ limit: 6, interval: '1h' }),
   slidingWindowLog({ limit: 4, window: '1h' }),
   fixedWindow({ limit: 5, window: '1d' }),
+  quota({ limit: 5, per: 'month', timeZone: 'Europe/Berlin' }),
 ];
 
 /**
@@ -76,6 +80,25 @@ export function redisClusterTests<C>(
   for (const adapter of options.adapters) {
     describe(`${adapter.name} on a Redis Cluster (3 masters, 3 replicas)`, () => {
       const tag = tagOf(adapter);
+
+      // The conformance tests of shadow mode and wait(), on the cluster (server clock).
+      describe('conformance: shadow mode and wait()', () => {
+        let shared: C | undefined;
+        beforeAll(async () => {
+          shared = await openCluster(adapter);
+        });
+        afterAll(async () => {
+          if (shared !== undefined) await adapter.disconnect(shared);
+        });
+        const name = `${adapter.name} on a Redis Cluster`;
+        registerControls(
+          makeHarness(api, {
+            name,
+            controlsTime: false,
+            makeStore: () => adapter.makeStore(shared!),
+          }),
+        );
+      });
 
       it('runs each multi-policy decision as one script on the master owning the identity', async () => {
         const client = await openCluster(adapter);
