@@ -11,13 +11,13 @@ import type {
   FastifyRequest,
   RouteOptions,
 } from 'fastify';
-import { checkHook, type FastifyHook } from './hook.js';
 import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
 import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
+import { checkHook, type FastifyHook } from './hook.js';
 
 /**
  * Options of a route's `config.floodgate`: override any plugin option for that route.
@@ -65,7 +65,6 @@ export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRe
    */
   hook?: FastifyHook;
 }
-
 
 /**
  * Options of the Fastify plugin: the shared options (`raw` is Fastify's `request`), which are

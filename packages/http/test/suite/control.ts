@@ -77,7 +77,8 @@ export function controlTests(ctx: SuiteContext): void {
       const app = await ctx.start({
         ...built(ctx),
         key: userKey,
-        policy: (request) => (request.header('x-plan') === 'internal' ? undefined : windowOf('api', 1)),
+        policy: (request) =>
+          request.header('x-plan') === 'internal' ? undefined : windowOf('api', 1),
       });
       for (let i = 0; i < 3; i++) {
         const r = await send(app.url, { 'x-user': 'i', 'x-plan': 'internal' });
@@ -90,12 +91,20 @@ export function controlTests(ctx: SuiteContext): void {
     test('a bad return value goes to onError as INVALID_OPTION: 503, or a pass with fail-open', async () => {
       const errors: unknown[] = [];
       const bad = (() => ({ limit: 5 })) as unknown as () => Policy;
-      const closed = await ctx.start({ ...built(ctx), policy: bad, onError: (e) => errors.push(e) });
+      const closed = await ctx.start({
+        ...built(ctx),
+        policy: bad,
+        onError: (e) => errors.push(e),
+      });
       const r = await send(closed.url);
       expect(r.status).toBe(503);
       expect(errors[0]).toMatchObject({ code: 'INVALID_OPTION' });
       expect(String((errors[0] as Error).message)).toMatch(/policy function must return a policy/);
-      const open = await ctx.start({ ...built(ctx), policy: () => [], onLimiterError: 'fail-open' });
+      const open = await ctx.start({
+        ...built(ctx),
+        policy: () => [],
+        onLimiterError: 'fail-open',
+      });
       const passed = await send(open.url);
       expect(passed.status).toBe(200);
       expect(passed.headers.get('ratelimit')).toBeNull();
