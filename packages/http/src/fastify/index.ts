@@ -56,7 +56,7 @@ export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRe
    * app.addHook('preHandler', async (request) => {
    *   (request as FastifyRequest & { userId?: string }).userId = await authenticate(request);
    * });
-   * const userKey: KeyFunction<FastifyRequest> = (request) => {
+   * const userKey: KeyFunction = (request) => {
    *   const id = (request.raw as FastifyRequest & { userId?: string }).userId;
    *   return id === undefined ? undefined : `user:${id}`;
    * };
