@@ -232,6 +232,8 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
     ? { engine: createEngine(base as RateLimitOptions), hook }
     : undefined;
   const routeEngines = new Map<string, Limited>();
+  // Until some route limits in preHandler, that hook returns at once.
+  let preHandlerUsed = hook === 'preHandler';
 
   const engineFor = (
     config: false | FastifyRouteRateLimitOptions | undefined,
@@ -249,6 +251,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
         hook: routeHook === undefined ? hook : checkHook(routeHook, `${id}: config.floodgate.`),
       };
       routeEngines.set(id, limited);
+      if (limited.hook === 'preHandler') preHandlerUsed = true;
     }
     return limited;
   };
@@ -266,6 +269,7 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   // Both hooks are added; each route's limit runs in the one its options name.
   const limitIn = (when: FastifyHook) =>
     async function floodgateRateLimit(request: FastifyRequest, reply: FastifyReply) {
+      if (when === 'preHandler' && !preHandlerUsed) return;
       const { config, method, url } = request.routeOptions;
       const limited = engineFor(routeConfig(fastify, config), method, url);
       if (limited?.hook === when) return limitRequest(limited.engine, request, reply);
