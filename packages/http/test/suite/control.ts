@@ -73,6 +73,28 @@ export function controlTests(ctx: SuiteContext): void {
       expect(await statuses(app.url, [at(2)])).toEqual([429]);
     });
 
+    test('a rule takes a policy function too, reported beside the other rules', async () => {
+      const app = await ctx.start({
+        ...built(ctx),
+        rules: [
+          {
+            policy: (request) => windowOf('per-user', request.header('x-plan') === 'pro' ? 2 : 1),
+            key: userKey,
+          },
+          { policy: windowOf('per-ip', 10), key: ipKey() },
+        ],
+      });
+      const pro = await send(app.url, { 'x-user': 'p', 'x-plan': 'pro' });
+      expect(members(pro.headers.get('ratelimit-policy'))).toEqual([
+        ['per-user', { q: 2, w: 10 }],
+        ['per-ip', { q: 10, w: 10 }],
+      ]);
+      expect(await statuses(app.url, times(2, { 'x-user': 'p', 'x-plan': 'pro' }))).toEqual([
+        200, 429,
+      ]);
+      expect(await statuses(app.url, times(2, { 'x-user': 'f' }))).toEqual([200, 429]);
+    });
+
     test('undefined skips the rule: no count, no headers', async () => {
       const app = await ctx.start({
         ...built(ctx),
