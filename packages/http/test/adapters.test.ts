@@ -110,12 +110,6 @@ describe('node adapter, beyond the suite', () => {
 });
 
 describe('express adapter, beyond the suite', () => {
-  test("Fastify's hook option is refused elsewhere, with where it applies", () => {
-    expect(() => expressRateLimit({ limiter: limiter(1), hook: 'preHandler' } as never)).toThrow(
-      /unknown option "hook" \(Floodgate's way: Fastify's plugin only/,
-    );
-  });
-
   test('mounted on a route, routeKey sees the route pattern', async () => {
     const app = express();
     app.get(

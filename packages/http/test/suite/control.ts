@@ -139,6 +139,23 @@ export function controlTests(ctx: SuiteContext): void {
     });
   });
 
+  test("hook is the Fastify plugin's alone; elsewhere it is refused with where it applies", async () => {
+    const options = {
+      limiter: ctx.limiter(windowOf('one', 1)),
+      hook: 'preHandler',
+    } as RateLimitOptions;
+    if (ctx.harness.name === 'fastify') {
+      await ctx.harness.build(options);
+      expect(
+        await refusal(() => ctx.harness.build({ ...options, hook: 'later' } as never)),
+      ).toMatch(/^INVALID_OPTION: hook must be 'onRequest' or 'preHandler'/);
+    } else {
+      expect(await refusal(() => ctx.harness.build(options))).toMatch(
+        /^INVALID_OPTION: unknown option "hook" \(Floodgate's way: Fastify's plugin only/,
+      );
+    }
+  });
+
   describe('allowList', () => {
     test('a listed address is neither counted nor given headers; others are limited', async () => {
       const limiter = ctx.limiter(windowOf('one', 1), { now: fixed });
