@@ -5,6 +5,7 @@ import {
   createLimiter,
   fixedWindow,
   leakyBucket,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -24,6 +25,7 @@ export const POLICIES = [
   'slidingWindow',
   'slidingWindowLog',
   'leakyBucket',
+  'quota',
 ];
 
 /**
@@ -45,6 +47,9 @@ export function policyOf(name, limit, ms) {
         : slidingWindowLog({ limit, window: ms });
     case 'leakyBucket':
       return leakyBucket({ limit, interval: ms, queue: limit });
+    case 'quota':
+      // Calendar periods: `limit` per UTC day, whatever `ms` (its windows are days already).
+      return quota({ limit, per: 'day' });
   }
   throw new Error(`unknown policy ${name}`);
 }

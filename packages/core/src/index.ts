@@ -9,6 +9,7 @@ export type { Limiter, LimiterOptions } from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';
+export { type QuotaOptions, quota } from './policies/quota.js';
 export { type SlidingWindowOptions, slidingWindow } from './policies/sliding_window.js';
 export { type SlidingWindowLogOptions, slidingWindowLog } from './policies/sliding_window_log.js';
 export { type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';

@@ -29,16 +29,22 @@ export interface Policy {
   readonly id: string;
   /** Requests (cost units) allowed per `windowMs`: the quota advertised in headers. */
   readonly limit: number;
-  /** The window (or refill interval) in ms: the `w` advertised in headers. */
+  /**
+   * The window (or refill interval) in ms: the `w` advertised in headers. A quota's is its
+   * period's nominal length (a day, 7 days, 30 days); its reset is the real next midnight.
+   */
   readonly windowMs: number;
   /** The largest `cost` one call can ever be admitted with. */
   readonly capacity: number;
   /**
    * Integer parameters of the algorithm, in the order the Lua scripts read them:
    * fixedWindow/slidingWindow/slidingWindowLog: [limit, windowMs, 0];
-   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs] (see docs/algorithms.md).
+   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs]; quota: [limit, 0, 0], its
+   * period's boundaries being the call's (see docs/algorithms.md).
    */
   readonly params: readonly [number, number, number];
+  /** quota only: the calendar its periods follow, local midnights in `timeZone`. */
+  readonly calendar?: { readonly per: 'day' | 'week' | 'month'; readonly timeZone: string };
 }
 
 /**

@@ -20,6 +20,8 @@ const INTERNAL_VALUES = [
   'bucketKernel',
   'fixedWindowKernel',
   'newVerdict',
+  'quotaKernel',
+  'quotaPeriodEnd',
   'slidingWindowKernel',
   'slidingWindowLogKernel',
 ];
@@ -30,6 +32,7 @@ const APP_VALUES = [
   'isFloodgateError',
   'leakyBucket',
   'parseDuration',
+  'quota',
   'slidingWindow',
   'slidingWindowLog',
   'tokenBucket',

@@ -79,6 +79,7 @@ describe('script SHA-1s', () => {
   });
 
   // These change only when the Lua does; update them with it.
+  const FIVE = POLICY_KINDS.filter((k) => k !== 'quota');
   it("today's scripts keep today's SHA-1s", () => {
     const one = (k: (typeof POLICY_KINDS)[number]) => compileScript('one', [k]).sha1;
     const batch = (k: (typeof POLICY_KINDS)[number]) => compileScript('batch', [k]).sha1;
@@ -87,16 +88,21 @@ describe('script SHA-1s', () => {
     expect(one('slidingWindowLog')).toBe('14e0dbce484442c8c0fb0a8f944783fda5dd619a');
     expect(one('tokenBucket')).toBe('3153f1755a8940007092e7e07b7accba3591c119');
     expect(one('leakyBucket')).toBe('22513bc477d99bc55d8c2de0ef4cea0571482b51');
+    expect(one('quota')).toBe('ddcdaa34933fde7dccc3980934b42a1908a3e820');
+    // The five rate kinds together: the same script as before quota existed.
+    expect(compileScript('one', FIVE).sha1).toBe('cbba9a19d9ec1d7abd40fb0fe148cc1bd2ad5ff5');
     expect(compileScript('one', [...POLICY_KINDS]).sha1).toBe(
-      'cbba9a19d9ec1d7abd40fb0fe148cc1bd2ad5ff5',
+      '4d2684377f80dc2a98a555d8711cd3401753bad2',
     );
     expect(batch('fixedWindow')).toBe('d08d537e22d6f5613508764fa691b94e4e0fce53');
     expect(batch('slidingWindow')).toBe('ad1cd7bc3eb942563f4e5216a1798af253e28041');
     expect(batch('slidingWindowLog')).toBe('e39016588265fc3ed24504357d092b680721f052');
     expect(batch('tokenBucket')).toBe('3e976658bd050cecf7a2421574c696367e2ad25c');
     expect(batch('leakyBucket')).toBe('875a86b8d59db355d14f2f834add61f262a6f184');
+    expect(batch('quota')).toBe('1d039dd300d34846feefc4266ec43c8efe24bfcf');
+    expect(compileScript('batch', FIVE).sha1).toBe('b3cc6c95e125f484f790978fe99f2858abd3a659');
     expect(compileScript('batch', [...POLICY_KINDS]).sha1).toBe(
-      'b3cc6c95e125f484f790978fe99f2858abd3a659',
+      '30bbe7b64859db3e87d217e426beeed34422a197',
     );
   });
 });

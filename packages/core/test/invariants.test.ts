@@ -2,9 +2,11 @@
 // provably admit, checked on the reference algorithm (the one every store must match).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { calendarPeriod } from '../src/calendar.js';
 import {
   fixedWindow,
   leakyBucket,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -145,9 +147,21 @@ function checkLeakyBucket(p: Policy, out: readonly Outcome[], index: number): vo
   checkTokenBucket(p, out);
 }
 
+/** quota: in every calendar period of its zone, admitted units ≤ limit. */
+function checkQuota(p: Policy, out: readonly Outcome[]): void {
+  const perPeriod = new Map<number, number>();
+  for (const o of admitted(out)) {
+    const [start] = calendarPeriod(p.calendar!.per, p.calendar!.timeZone, o.t);
+    perPeriod.set(start, (perPeriod.get(start) ?? 0) + o.cost);
+  }
+  for (const [start, units] of perPeriod)
+    expect(units, `${p.id}: period from ${start}`).toBeLessThanOrEqual(p.limit);
+}
+
 function check(policies: readonly Policy[], out: readonly Outcome[]): void {
   policies.forEach((p, i) => {
-    if (p.kind === 'fixedWindow') checkFixedWindow(p, out);
+    if (p.kind === 'quota') checkQuota(p, out);
+    else if (p.kind === 'fixedWindow') checkFixedWindow(p, out);
     else if (p.kind === 'slidingWindowLog') checkSlidingLog(p, out);
     else if (p.kind === 'slidingWindow') checkSlidingWindow(p, out);
     else if (p.kind === 'tokenBucket') checkTokenBucket(p, out);
@@ -171,6 +185,14 @@ const policyArbs: Record<Policy['kind'], fc.Arbitrary<Policy>> = {
   leakyBucket: fc
     .record({ limit: small(8), interval: windowMs, queue: small(6) })
     .map((o) => leakyBucket(o)),
+  // Zones whose first local midnight after the epoch falls among the arrivals (within 3 hours).
+  quota: fc
+    .record({
+      limit: small(8),
+      per: fc.constantFrom('day' as const, 'week' as const, 'month' as const),
+      timeZone: fc.constantFrom('UTC', 'Atlantic/Azores', 'Etc/GMT+2', 'America/Sao_Paulo'),
+    })
+    .map((o) => quota(o)),
 };
 
 describe('no window admits more than its policy allows (any arrivals, any cost mix)', () => {

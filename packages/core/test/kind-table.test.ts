@@ -6,6 +6,7 @@ import {
   leakyBucket,
   type Policy,
   type PolicyKind,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -22,6 +23,7 @@ const SAMPLES: { readonly [K in PolicyKind]: Policy } = {
   slidingWindowLog: slidingWindowLog({ limit: 3, window: '1s' }),
   tokenBucket: tokenBucket({ limit: 3, interval: '1s' }),
   leakyBucket: leakyBucket({ limit: 3, interval: '1s', queue: 2 }),
+  quota: quota({ limit: 3, per: 'day', timeZone: 'Europe/Berlin' }),
 };
 
 /** The `@params` names of a kind's fragment, following its `@use`. */
@@ -47,7 +49,7 @@ describe('the kind table', () => {
     for (const kind of POLICY_KINDS) {
       const row = POLICY_TABLE[kind];
       expect(LUA_SOURCES[row.lua], kind).toBeTypeOf('string');
-      expect(luaParams(row.lua).length, kind).toBe(row.params);
+      expect(luaParams(row.lua).length, kind).toBe(row.params + (row.perCall?.args ?? 0));
       expect(SAMPLES[kind].params.length).toBeGreaterThanOrEqual(row.params);
     }
   });

@@ -130,6 +130,11 @@ function modelOf(p: Policy): Model {
       return bucketModel(p.limit, p.windowMs, p.capacity);
     case 'leakyBucket':
       return schedulerModel(p.limit, p.windowMs, p.capacity - 1);
+    case 'quota':
+      // A UTC day is a fixed window of 24 hours. Not drawn below (its waits are days long, past
+      // what the model searches): calendars have their own tests (calendar.test.ts).
+      if (p.calendar?.per !== 'day' || p.calendar.timeZone !== 'UTC') throw new Error(p.id);
+      return fixedModel(a, 86_400_000);
   }
 }
 

@@ -6,10 +6,13 @@ import {
   fixedWindow,
   leakyBucket,
   type Policy,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { newVerdict, quotaKernel, quotaPeriodEnd } from '@floodgate/core/internal';
+import { scriptForKinds } from '@floodgate/core/redis';
 import { evaluateAll, type PolicyState, type StoreCall } from '@floodgate/core/store';
 import { keysFor, type RedisServer, rng, startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
@@ -52,6 +55,9 @@ async function readState(key: string, policy: Policy): Promise<PolicyState | und
       const q = v / (p1 + 1n);
       return [Number((q / (p1 + 1n)) * p2), Number(q % (p1 + 1n)), Number(v % (p1 + 1n))];
     }
+    case 'quota':
+      // The period's end in minutes, then the count.
+      return [Number((v / (p1 + 1n)) * 60_000n), Number(v % (p1 + 1n))];
     default:
       return [Number(v / p3), Number(v % p3)];
   }
@@ -61,7 +67,7 @@ function randomPolicy(random: () => number): Policy {
   const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
   const limit = pick([1, 2, 3, 7, 10, 100, 1000, 12_345]);
   const w = pick([1, 3, 10, 999, 1000, 60_000, 86_400_000, 7 * 86_400_000]);
-  switch (Math.floor(random() * 5)) {
+  switch (Math.floor(random() * 6)) {
     case 0:
       return fixedWindow({ limit, window: w });
     case 1:
@@ -70,6 +76,20 @@ function randomPolicy(random: () => number): Policy {
       return slidingWindowLog({ limit: Math.min(limit, 100), window: w });
     case 3:
       return tokenBucket({ limit, interval: w, burst: pick([limit, 1, 5, 1000]) });
+    case 4: {
+      // Limits past 2^53 / (minutes since the epoch) store the string form.
+      const big = pick([limit, 1_000_000_000, 9_000_000_000_000]);
+      const per = pick(['day', 'week', 'month'] as const);
+      // Monrovia's offset had seconds until 1972: period ends off the minute, the string form.
+      const zones = [
+        'UTC',
+        'Europe/Berlin',
+        'Australia/Lord_Howe',
+        'Asia/Kathmandu',
+        'Africa/Monrovia',
+      ];
+      return quota({ limit: big, per, timeZone: pick(zones) });
+    }
     default:
       return leakyBucket({ limit, interval: w, queue: pick([1, 4, 50]) });
   }
@@ -185,4 +205,37 @@ it('server clock: each admission sets the expiry again, never past the reported 
     );
     expect(after - before).toBe(0);
   }
+});
+
+it('quota: the script picks the period among the ends sent as quotaPeriodEnd does, and refuses past them', async () => {
+  const script = scriptForKinds(['quota']);
+  const [key] = keysFor('quota-pick', 'u', [quota({ limit: 5, per: 'day' })]);
+  const [b0, b1, b2] = [1_000_000_020_000, 1_000_086_400_000, 1_000_172_800_000];
+  for (const t of [b0 - 5, b0, b1 - 1, b1, b2 - 1, 1]) {
+    await redis.del(key!);
+    const argv = ['limit', '2', String(t), '', '5', String(b0), String(b1), String(b2)];
+    const reply = (await redis.eval(script.source, 1, key!, ...argv)) as number[];
+    const end = quotaPeriodEnd(b0, b1, b2, t);
+    const v = newVerdict();
+    quotaKernel(5, end, 0, false, 0, 0, 0, undefined, t, 2, v);
+    expect(reply.slice(0, 5), `t ${t}`).toEqual([1, 3, end - t, 0, 0]);
+    expect([v.nextRemaining, v.nextResetAfterMs]).toEqual([3, end - t]);
+    // The state written is the period's end and the count (the string form: b0 is off the minute).
+    expect(await readState(key!, quota({ limit: 5, per: 'day' }))).toEqual([end, 2]);
+  }
+  await expect(
+    redis.eval(
+      script.source,
+      1,
+      key!,
+      'limit',
+      '1',
+      String(b2),
+      '',
+      '5',
+      String(b0),
+      String(b1),
+      String(b2),
+    ),
+  ).rejects.toThrow(/clocks differ by more than a period/);
 });

@@ -58,7 +58,10 @@ export interface Spec {
 
 export function specOf(p: Policy): Spec {
   const q = p.params;
-  return { kernel: POLICY_TABLE[p.kind].kernel, a: q[0], b: q[1], c: q[2] };
+  const row = POLICY_TABLE[p.kind];
+  // A quota's kernel resolves its period at the store's clock (core's `PerCallParams`).
+  const kernel = row.perCall === undefined ? row.kernel : row.perCall.kernelFor(p);
+  return { kernel, a: q[0], b: q[1], c: q[2] };
 }
 
 /** What a limiter's policies array resolves to, once: tables (for `prefix`) and specs. */

@@ -3,6 +3,7 @@ import { registerCharging } from './conformance/charging.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
+import { registerQuota } from './conformance/quota.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
@@ -38,6 +39,7 @@ export function storeConformance<S extends Store>(
     registerValidation(h);
     registerCharging(h);
     registerIdentities(h);
+    registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);
       registerRetry(h);

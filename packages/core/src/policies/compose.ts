@@ -31,7 +31,9 @@ export function evaluatePolicy(
   const has = state !== undefined;
   const log = row.scalars === 0 ? state : undefined;
   const s = has && row.scalars > 0 ? state : undefined;
-  row.kernel(p[0], p[1], p[2], has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, log, now, cost, v);
+  // A quota's period is resolved at `now` (kinds.ts `PerCallParams`).
+  const kernel = row.perCall === undefined ? row.kernel : row.perCall.kernelFor(policy);
+  kernel(p[0], p[1], p[2], has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, log, now, cost, v);
   return toOutcome(v, row.scalars);
 }
 

@@ -1,3 +1,4 @@
+import { checkTimeZone } from '../calendar.js';
 import { type Duration, parseDuration } from '../duration.js';
 import { FloodgateError } from '../errors.js';
 import { checkOptions, type OptionNames } from '../options.js';
@@ -6,6 +7,7 @@ import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
 import type { LeakyBucketOptions } from './leaky_bucket.js';
 import { buildPolicy } from './policy.js';
+import type { QuotaOptions } from './quota.js';
 import type { TokenBucketOptions } from './token_bucket.js';
 
 // A factory hands its options here once, with its kind's row: they are checked and turned into
@@ -51,6 +53,12 @@ const LEAKY_BUCKET_NAMES = {
   queue: true,
   name: true,
 } as const satisfies OptionNames<LeakyBucketOptions>;
+const QUOTA_NAMES = {
+  limit: true,
+  per: true,
+  timeZone: true,
+  name: true,
+} as const satisfies OptionNames<QuotaOptions>;
 
 function checkKeys(
   options: unknown,
@@ -112,4 +120,28 @@ export function bucketPolicy(
     );
   }
   return buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]);
+}
+
+// A period's nominal length, what headers advertise as its window (`w`); the reset is exact.
+const NOMINAL_MS = { day: 86_400_000, week: 604_800_000, month: 2_592_000_000 } as const;
+
+/**
+ * quota: `{ limit, per, timeZone = 'UTC' }`, params `[limit, 0, 0]` and the `calendar`; the
+ * period's boundaries are not parameters of the policy but of each call (quota.ts).
+ */
+export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
+  const kind = row.kind;
+  const o = checkKeys(options, QUOTA_NAMES, kind);
+  const limit = positiveInt(o.limit, `${kind}: limit`);
+  const per = o.per;
+  if (per !== 'day' && per !== 'week' && per !== 'month') {
+    throw new FloodgateError(
+      'INVALID_POLICY',
+      `${kind}: per must be 'day', 'week' or 'month', got ${String(per)}`,
+    );
+  }
+  const timeZone =
+    o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
+  const windowMs = NOMINAL_MS[per];
+  return buildPolicy(row, o.name, limit, windowMs, limit, [limit, 0, 0], { per, timeZone });
 }

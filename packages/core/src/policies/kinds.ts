@@ -1,3 +1,4 @@
+import type { Policy } from '../types.js';
 import type { PolicyState, Verdict } from './common.js';
 
 /**
@@ -22,10 +23,11 @@ export const POLICY_KINDS = [
   'slidingWindowLog',
   'tokenBucket',
   'leakyBucket',
+  'quota',
 ] as const;
 
 /**
- * The five algorithms.
+ * The five algorithms and the calendar quota.
  * @example
  * ```ts
  * import { type PolicyKind, tokenBucket } from '@floodgate/core';
@@ -93,6 +95,38 @@ export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
   readonly shaping: boolean;
   /** How many numbers the stored state holds (`PolicyState`); 0: a log of any length. */
   readonly scalars: 0 | 2 | 3;
-  /** Its arithmetic, the reference the fragment mirrors. */
+  /**
+   * Its arithmetic, the reference the fragment mirrors. A kind with `perCall` parameters takes
+   * them resolved in its kernel's `p1`, `p2`: run it through `perCall.kernelFor(policy)`.
+   */
   readonly kernel: Kernel;
+  /** Parameters that depend on when the call is decided (quota's period); absent for the rest. */
+  readonly perCall?: PerCallParams;
+}
+
+/**
+ * The parameters of a kind that depend on the time of the call, not only on the policy: a
+ * quota's period boundaries, which follow the calendar. The Redis side sends them in each call's
+ * `ARGV` after the row's `params` (computed at the host's clock; the script picks by its own
+ * time); an in-process store runs `kernelFor(policy)`, which resolves them at the time it is
+ * given. Kinds without it keep their cached, static `ARGV` and their plain kernel.
+ * @example
+ * The quota's three period ends as a call sends them.
+ * ```ts
+ * import { quota } from '@floodgate/core';
+ * import { POLICY_TABLE } from '@floodgate/core/internal';
+ *
+ * const policy = quota({ limit: 1000, per: 'day', timeZone: 'Europe/Berlin' });
+ * const argv: string[] = [];
+ * POLICY_TABLE.quota.perCall!.write(policy, Date.now(), argv, 0);
+ * console.log(argv); // [start of today, its end, the end of tomorrow], in ms
+ * ```
+ */
+export interface PerCallParams {
+  /** `ARGV` entries the fragment reads after the row's `params` (the rest of its `@params`). */
+  readonly args: number;
+  /** Writes them into `target` from `at`, as decimal strings, for a call expected at `nowMs`. */
+  write(policy: Policy, nowMs: number, target: string[], at: number): void;
+  /** The kind's kernel for `policy`, resolving these parameters at the `t` it is given. */
+  kernelFor(policy: Policy): Kernel;
 }

@@ -29,14 +29,18 @@ function shortDuration(ms: number): string {
  * one window or refill interval. Two distinct policies of one kind under one prefix collide with
  * odds of 2^-30.
  */
-function policyId(row: PolicyKindRow, params: readonly number[]): string {
-  const hash = sha256Base64url(`${row.kind}:${params.join(':')}`);
+function policyId(row: PolicyKindRow, params: readonly number[], calendar?: Calendar): string {
+  // A quota's calendar is part of what it runs on: another zone or unit is another key.
+  const more = calendar === undefined ? '' : `:${calendar.per}:${calendar.timeZone}`;
+  const hash = sha256Base64url(`${row.kind}:${params.join(':')}${more}`);
   return `${row.tag}:${hash.slice(0, 5)}`;
 }
 
+type Calendar = NonNullable<Policy['calendar']>;
+
 /**
  * The frozen Policy of checked options: its name (given, or e.g. `'100-per-1m'`), its key id,
- * and `params`, the numbers the kernel and the Lua fragment run on.
+ * and `params`, the numbers the kernel and the Lua fragment run on; a quota's `calendar` too.
  */
 export function buildPolicy(
   row: PolicyKindRow,
@@ -45,9 +49,13 @@ export function buildPolicy(
   windowMs: number,
   capacity: number,
   params: [number, number, number],
+  calendar?: Calendar,
 ): Policy {
   const kind = row.kind;
-  let name = `${limit}-per-${shortDuration(windowMs)}`;
+  let name =
+    calendar === undefined
+      ? `${limit}-per-${shortDuration(windowMs)}`
+      : `${limit}-per-${calendar.per}`;
   if (given !== undefined) {
     if (typeof given !== 'string' || !NAME.test(given)) {
       throw new FloodgateError(
@@ -65,13 +73,16 @@ export function buildPolicy(
       );
     }
   }
-  return Object.freeze({
+  const policy = {
     kind,
     name,
-    id: policyId(row, params),
+    id: policyId(row, params, calendar),
     limit,
     windowMs,
     capacity,
     params: Object.freeze(params),
-  });
+  };
+  // Only a quota has the field: the other kinds' policies keep their shape.
+  if (calendar === undefined) return Object.freeze(policy);
+  return Object.freeze({ ...policy, calendar: Object.freeze({ ...calendar }) });
 }

@@ -1,6 +1,7 @@
 import { FIXED_WINDOW } from './fixed_window.js';
 import type { PolicyKind, PolicyKindRow } from './kinds.js';
 import { LEAKY_BUCKET } from './leaky_bucket.js';
+import { QUOTA } from './quota.js';
 import { SLIDING_WINDOW } from './sliding_window.js';
 import { SLIDING_WINDOW_LOG } from './sliding_window_log.js';
 import { TOKEN_BUCKET } from './token_bucket.js';
@@ -27,4 +28,5 @@ export const POLICY_TABLE: { readonly [K in PolicyKind]: PolicyKindRow<K> } = {
   slidingWindowLog: SLIDING_WINDOW_LOG,
   tokenBucket: TOKEN_BUCKET,
   leakyBucket: LEAKY_BUCKET,
+  quota: QUOTA,
 };

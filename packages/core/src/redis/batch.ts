@@ -137,7 +137,8 @@ export class Batcher {
     args[1] = String(group.length * k);
     let at = 2;
     for (const p of group) for (let i = 0; i < k; i++) args[at++] = p.call.keys[i]!;
-    for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline);
+    const clock = this.#runner.clock;
+    for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
     let reply: unknown;
     try {
       reply = await this.#runner.run(group[0]!.call.keys[0]!, args, script);

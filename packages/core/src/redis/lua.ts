@@ -160,7 +160,7 @@ export function assembleScript(kinds: readonly PolicyKind[]): string {
 /** ARGV entries per call: mode, cost, now, deadline, then each kind's parameters. */
 export function argCount(kinds: readonly PolicyKind[]): number {
   let n = 4;
-  for (const k of kinds) n += paramCount(k);
+  for (const k of kinds) n += paramCount(k) + (POLICY_TABLE[k].perCall?.args ?? 0);
   return n;
 }
 
@@ -251,7 +251,7 @@ export function scriptFor(policies: readonly Policy[]): LimitScript {
   return script;
 }
 
-/** How many of `Policy.params` a kind's fragment reads (its @params). */
+/** How many of `Policy.params` a kind's fragment reads (its @params, less any per-call ones). */
 export function paramCount(kind: PolicyKind): number {
   return POLICY_TABLE[kind].params;
 }

@@ -23,7 +23,9 @@ export interface RedisStoreOptions {
    */
   clock?: 'server' | 'client';
   /**
-   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store.
+   * The clock in integer ms used with `clock: 'client'`, and by the in-process fallback store;
+   * with `clock: 'server'`, a quota's period ends are computed at it and the script picks by
+   * `TIME` (docs/algorithms.md#quota).
    * @default Date.now
    */
   now?: () => number;

@@ -1,25 +1,55 @@
 // The script's protocol: the ARGV a call sends (after its KEYS, which are `call.keys`) and the
 // reply it reads back. The script itself is assembled in lua.ts.
 import { FloodgateError } from '../errors.js';
+import type { PerCallParams } from '../policies/kinds.js';
+import { POLICY_TABLE } from '../policies/table.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { paramCount } from './lua.js';
 
-const paramsCache = new WeakMap<readonly Policy[], readonly string[]>();
+/** Where a per-call parameter block goes (from the first parameter) and who writes it. */
+interface Slot {
+  readonly at: number;
+  readonly policy: Policy;
+  readonly perCall: PerCallParams;
+}
 
-function paramsOf(policies: readonly Policy[]): readonly string[] {
-  let params = paramsCache.get(policies);
-  if (params === undefined) {
-    params = policies.flatMap((p) => p.params.slice(0, paramCount(p.kind)).map(String));
-    paramsCache.set(policies, params);
+/**
+ * A policies array's parameters, once: the static ones as strings (and '' where per-call ones
+ * go), and the per-call slots, undefined for the kinds that have none.
+ */
+interface Encoded {
+  readonly params: readonly string[];
+  readonly slots: readonly Slot[] | undefined;
+}
+
+const paramsCache = new WeakMap<readonly Policy[], Encoded>();
+
+function encodedOf(policies: readonly Policy[]): Encoded {
+  let encoded = paramsCache.get(policies);
+  if (encoded === undefined) {
+    const params: string[] = [];
+    const slots: Slot[] = [];
+    for (const p of policies) {
+      for (const x of p.params.slice(0, paramCount(p.kind))) params.push(String(x));
+      const perCall = POLICY_TABLE[p.kind].perCall;
+      if (perCall !== undefined) {
+        slots.push({ at: params.length, policy: p, perCall });
+        for (let i = 0; i < perCall.args; i++) params.push('');
+      }
+    }
+    encoded = { params, slots: slots.length === 0 ? undefined : slots };
+    paramsCache.set(policies, encoded);
   }
-  return params;
+  return encoded;
 }
 
 /**
  * `ARGV` for `scriptFor(call.policies)` (its `KEYS` are `call.keys`). `now` in integer ms uses
  * the caller's clock; undefined lets the script read Redis `TIME`. `deadline` is a Redis `TIME`
  * in ms after which the script must not charge (its caller has given up); undefined for none.
+ * `clock` is this host's clock, read only for a quota on the server clock: its period ends are
+ * sent for the host's time, and the script picks among them by `TIME`.
  * @example
  * `ARGV` for a call decided on this process's clock (`clock: 'client'`).
  * ```ts
@@ -30,26 +60,36 @@ function paramsOf(policies: readonly Policy[]): readonly string[] {
  * const argv = encodeScriptArgs(call, Date.now()); // [mode, cost, now, deadline, ...params]
  * ```
  */
-export function encodeScriptArgs(call: StoreCall, now?: number, deadline?: number): string[] {
-  const args = new Array<string>(4 + paramsOf(call.policies).length);
-  writeScriptArgs(args, 0, call, now, deadline);
+export function encodeScriptArgs(
+  call: StoreCall,
+  now?: number,
+  deadline?: number,
+  clock: () => number = Date.now,
+): string[] {
+  const args = new Array<string>(4 + encodedOf(call.policies).params.length);
+  writeScriptArgs(args, 0, call, now, deadline, clock);
   return args;
 }
 
-/** Writes `encodeScriptArgs(call, now, deadline)` into `target` from `at`; returns the count. */
+/** Writes `encodeScriptArgs(call, now, deadline, clock)` into `target` from `at`; returns the count. */
 export function writeScriptArgs(
   target: string[],
   at: number,
   call: StoreCall,
   now?: number,
   deadline?: number,
+  clock: () => number = Date.now,
 ): number {
-  const params = paramsOf(call.policies);
+  const { params, slots } = encodedOf(call.policies);
   target[at] = call.mode;
   target[at + 1] = String(call.cost);
   target[at + 2] = now === undefined ? '' : String(now);
   target[at + 3] = deadline === undefined ? '' : String(deadline);
   for (let i = 0; i < params.length; i++) target[at + 4 + i] = params[i]!;
+  if (slots !== undefined) {
+    const when = now ?? clock();
+    for (const s of slots) s.perCall.write(s.policy, when, target, at + 4 + s.at);
+  }
   return 4 + params.length;
 }
 

@@ -24,10 +24,17 @@ export class ScriptRunner {
   readonly offset = new ClockOffset();
   readonly #transport: RedisTransport;
   readonly #replicas: Replicas | undefined;
+  /** The host's clock: where a quota's period ends are computed on the server clock. */
+  readonly clock: () => number;
 
-  constructor(transport: RedisTransport, replicas: Replicas | undefined) {
+  constructor(
+    transport: RedisTransport,
+    replicas: Replicas | undefined,
+    clock: () => number = Date.now,
+  ) {
     this.#transport = transport;
     this.#replicas = replicas;
+    this.clock = clock;
   }
 
   /** A failure as `STORE_UNAVAILABLE` (a `FloodgateError` already is one, and stays as it is). */
@@ -85,7 +92,12 @@ export class ScriptRunner {
     const n = call.keys.length;
     // One script per combination of policy kinds, cached per limiter's policies array.
     const script = scriptFor(call.policies);
-    const args = [script.sha1, String(n), ...call.keys, ...encodeScriptArgs(call, now, deadline)];
+    const args = [
+      script.sha1,
+      String(n),
+      ...call.keys,
+      ...encodeScriptArgs(call, now, deadline, this.clock),
+    ];
     // Strict mode waits for replicas only where something may be written.
     const strict = call.mode === 'limit' ? this.#replicas : undefined;
     let acked = 0;

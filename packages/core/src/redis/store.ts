@@ -79,7 +79,7 @@ export class RedisStore implements Store {
         `${label}: replicas (strict mode) is not supported`,
       );
     }
-    this.#runner = new ScriptRunner(transport, replicas);
+    this.#runner = new ScriptRunner(transport, replicas, this.clockNow);
     // Strict mode pairs each script run with its own WAIT: never batched. Nor is a cluster
     // client's: the keys of one script must share a slot.
     this.#batcher =

@@ -3,6 +3,7 @@ import {
   leakyBucket,
   type Policy,
   type PolicyKind,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -20,6 +21,15 @@ const duration = (scale: number) =>
 
 // The one list of kinds, from core: a new kind is tested as soon as it exists.
 export { POLICY_KINDS };
+
+/** Zones for random quotas: daylight saving of an hour and of 30 minutes, a +5:45 offset. */
+const QUOTA_ZONES = [
+  'UTC',
+  'Europe/Berlin',
+  'America/New_York',
+  'Australia/Lord_Howe',
+  'Asia/Kathmandu',
+] as const;
 
 /** Production-sized parameters: large counts and real windows, where float slips would show. */
 const LARGE_WINDOWS = fc.constantFrom(999, 60_000, 3_600_000, 86_400_000, 604_800_000);
@@ -44,6 +54,17 @@ function byKind(kind: PolicyKind, scale: number, large: boolean): fc.Arbitrary<P
       return fc
         .record({ limit, interval: d, queue: large ? count(100_000) : count(5) })
         .map((o) => leakyBucket(o));
+    case 'quota':
+      // Calendar periods do not scale: traces cross a local midnight when they start near one
+      // (the suite starts at a UTC midnight) or step days (large); conformance/quota.ts plays
+      // the seams on purpose.
+      return fc
+        .record({
+          limit,
+          per: fc.constantFrom('day' as const, 'week' as const, 'month' as const),
+          timeZone: fc.constantFrom(...QUOTA_ZONES),
+        })
+        .map((o) => quota(o));
   }
 }
 

@@ -2,6 +2,7 @@ import {
   fixedWindow,
   leakyBucket,
   type Policy,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -17,4 +18,5 @@ export const DAILY: readonly (readonly [string, Policy])[] = [
   ['slidingWindowLog', slidingWindowLog({ limit: 3, window: '1d' })],
   ['tokenBucket', tokenBucket({ limit: 3, interval: '1d' })],
   ['leakyBucket', leakyBucket({ limit: 3, interval: '1d', queue: 2 })],
+  ['quota', quota({ limit: 3, per: 'day' })],
 ];

@@ -4,6 +4,7 @@ import {
   fixedWindow,
   leakyBucket,
   type Policy,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -175,6 +176,43 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
           );
           expect(await redisCommand(server().port, ['EXISTS', late.keys[0]!])).toBe(0);
           expect((await store.evaluate(storeCall(prefix, 'a', policy)))[0]!.remaining).toBe(1);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+
+      it("quota: calls either side of a local midnight in one batch each send their own period's ends", async () => {
+        const client = await openClient(adapter, server().url);
+        try {
+          const H = 3_600_000;
+          const midnight = Date.parse('2024-03-31T22:00:00Z'); // Berlin, after a 23-hour day
+          const policy = quota({ limit: 2, per: 'day', timeZone: 'Europe/Berlin' });
+          const prefix = `quota-batch-${tag}`;
+          // The batch script loaded first, by another store on a fixed clock.
+          const warm = adapter.makeStore(client, { clock: 'client', now: () => midnight });
+          await Promise.all([0, 1].map(() => warm.evaluate(storeCall(prefix, 'warm', policy))));
+          const times = [midnight - 1, midnight, midnight - 2, midnight + 5, midnight - 3];
+          let i = 0;
+          const store = adapter.makeStore(client, {
+            clock: 'client',
+            now: () => times[i++]!,
+            batch: true,
+          });
+          const before = await commandCalls(server().port);
+          const results = await Promise.all(
+            times.map(() => store.evaluate(storeCall(prefix, 'k', policy))),
+          );
+          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 1 });
+          const day = 24 * H; // 1 April in Berlin has 24 hours
+          expect(
+            results.map(([r]) => [r!.allowed, r!.remaining, r!.resetAfterMs, r!.retryAfterMs]),
+          ).toEqual([
+            [true, 1, 1, 0], // the old day's last ms
+            [true, 1, day, 0], // the new day's first: a fresh count
+            [true, 0, day + 2, 0], // behind, but the key is in the new day: counted there
+            [false, 0, day - 5, day - 5],
+            [false, 0, day + 3, day + 3],
+          ]);
         } finally {
           await adapter.disconnect(client);
         }

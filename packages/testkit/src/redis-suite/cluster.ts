@@ -2,6 +2,7 @@ import {
   createLimiter,
   type Decision,
   fixedWindow,
+  quota,
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
@@ -33,6 +34,7 @@ const policies = [
   tokenBucket({ limit: 6, interval: '1h' }),
   slidingWindowLog({ limit: 4, window: '1h' }),
   fixedWindow({ limit: 5, window: '1d' }),
+  quota({ limit: 5, per: 'month', timeZone: 'Europe/Berlin' }),
 ];
 
 /**

@@ -1,4 +1,11 @@
-import { createLimiter, type Limiter, slidingWindowLog, tokenBucket } from '@floodgate/core';
+import {
+  createLimiter,
+  isFloodgateError,
+  type Limiter,
+  quota,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
 import { openClient, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -95,6 +102,76 @@ export function redisServerClockTests<C>(
       const [d1, d2] = [await early.limit('k'), await late.limit('k')];
       expect(Math.abs(d1.retryAfterMs - d2.retryAfterMs)).toBeLessThan(1000);
       expect(d1.retryAfterMs).toBeGreaterThan(HOUR / 5 - 60_000);
+    });
+  });
+
+  describe('clock: server, a quota', () => {
+    // A whole-hour zone in which it is now between 03:00 and 04:00: hosts 12 hours behind or
+    // ahead of Redis compute the period ends of another day, and Redis TIME must pick today's.
+    const DAY = 24 * HOUR;
+    const zoneAt3 = (): [string, number] => {
+      let x = (3 - new Date().getUTCHours() + 24) % 24;
+      if (x > 12) x -= 24;
+      return [x === 0 ? 'UTC' : `Etc/GMT${x > 0 ? '-' : '+'}${Math.abs(x)}`, x * HOUR];
+    };
+    const limiter = (
+      adapter: RedisStoreAdapter<C>,
+      client: C,
+      clock: 'server' | 'client',
+      skew: number,
+      policy: ReturnType<typeof quota>,
+      prefix: string,
+    ) =>
+      createLimiter({
+        store: adapter.makeStore(client, { clock, now: () => Date.now() + skew }),
+        policy,
+        prefix,
+        onStoreError: 'throw',
+        blockCache: false,
+      });
+
+    it('picks the period by Redis TIME: hosts a day apart share one count and one reset', async () => {
+      const [timeZone, offset] = zoneAt3();
+      const policy = quota({ limit: 3, per: 'day', timeZone });
+      const behind = limiter(adapterA, a, 'server', -12 * HOUR, policy, 'quota-server');
+      const ahead = limiter(adapterB, b, 'server', 12 * HOUR, policy, 'quota-server');
+      const left = () => DAY - ((Date.now() + offset) % DAY); // to the next real local midnight
+      const upper = left();
+      const first = await behind.limit('k', { cost: 2 });
+      const second = await ahead.limit('k');
+      const lower = left();
+      expect([first.allowed, first.remaining, second.allowed, second.remaining]).toEqual([
+        true,
+        1,
+        true,
+        0,
+      ]);
+      for (const d of [first, second]) {
+        expect(d.resetAfterMs).toBeLessThanOrEqual(upper + 5000);
+        expect(d.resetAfterMs).toBeGreaterThanOrEqual(lower - 5000);
+      }
+      const denied = await behind.limit('k');
+      expect([denied.allowed, denied.retryAfterMs <= upper + 5000]).toEqual([false, true]);
+      // The contrast: on its own clock, the host 12 hours behind counts in yesterday.
+      const own = await limiter(adapterA, a, 'client', -12 * HOUR, policy, 'quota-client').limit(
+        'k',
+      );
+      expect(Math.abs(own.resetAfterMs - (first.resetAfterMs - 12 * HOUR))).toBeLessThan(5000);
+    });
+
+    it('refuses, charging nothing, when Redis TIME is past every period end the host sent', async () => {
+      const policy = quota({ limit: 3, per: 'day' });
+      const stale = limiter(adapterA, a, 'server', -3 * DAY, policy, 'quota-stale');
+      let error: unknown;
+      try {
+        await stale.limit('k');
+      } catch (e) {
+        error = e;
+      }
+      expect(isFloodgateError(error) && error.code).toBe('STORE_UNAVAILABLE');
+      expect(String((error as Error).message)).toMatch(/clocks differ by more than a period/);
+      const fine = limiter(adapterA, a, 'server', 0, policy, 'quota-stale');
+      expect((await fine.peek('k')).remaining).toBe(3);
     });
   });
 

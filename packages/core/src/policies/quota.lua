@@ -1,0 +1,61 @@
+-- quota (quota.ts is its reference): a count per calendar period. A period's boundaries are
+-- local midnights in an IANA zone, which Lua cannot compute: the caller sends the ends of three
+-- periods around its own clock (b0 <= its now < b1 < b2, from Intl), and the period is picked
+-- here by t, Redis TIME on the server clock (quotaPeriodEnd). Past b2 the clocks differ by more
+-- than a period: the call fails rather than count in a period whose end it cannot know.
+-- State: the period's end and its count, stored as the integer (end / 60000) * (limit + 1) +
+-- count (a local midnight is a whole minute; Redis keeps it int-encoded), or where that is not so
+-- or would pass 2^53, as the string "end:count".
+-- @params limit b0 b1 b2
+-- @eval
+local finish
+if t >= b2 then
+  error('quota: Redis TIME is past the periods this host sent; the clocks differ by more than a period')
+elseif t >= b1 then
+  finish = b2
+elseif t >= b0 then
+  finish = b1
+else
+  finish = b0
+end
+local raw = redis.call('GET', key)
+local s1, s2
+if raw then
+  local v = tonumber(raw)
+  if v then
+    -- Exact: v < 2^53 and count < limit + 1, so the quotient never rounds up to k + 1.
+    local k = math.floor(v / (limit + 1))
+    s1 = k * 60000
+    s2 = v - k * (limit + 1)
+  else
+    local a, b = string.match(raw, '^(%d+):(%d+)$')
+    s1, s2 = tonumber(a), tonumber(b)
+  end
+end
+-- The key's period is this one, or a later one that a caller whose clock is ahead wrote: time
+-- never runs backward for a key. Every wait runs from this caller's t to that period's end.
+local count = 0
+if s1 and s1 >= finish then
+  finish = s1
+  count = s2
+end
+local wait = finish - t
+rem@ = limit - count
+if count > 0 then
+  rst@ = wait
+end
+if count + cost > limit then
+  rty@ = wait
+else
+  ok@ = true
+  nrem@ = limit - count - cost
+  ttl@ = wait
+  local v = finish / 60000 * (limit + 1) + count + cost
+  if finish % 60000 == 0 and v < 9007199254740992 then
+    wa@ = v
+  else
+    wa@ = fmt('%.17g', finish) .. ':' .. fmt('%.17g', count + cost)
+  end
+end
+-- @write
+redis.call('SET', key, wa@, 'PX', ttl@)
