@@ -21,6 +21,7 @@ export type {
   LimitedContext,
   LimitedResponse,
   LimiterChoice,
+  PolicyChoice,
   ProblemDetails,
   ProblemPolicy,
   RateLimitOptions,
