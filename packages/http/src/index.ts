@@ -22,6 +22,7 @@ export type {
   LimitedContext,
   LimitedResponse,
   LimiterChoice,
+  PolicyChoice,
   ProblemDetails,
   ProblemPolicy,
   RateLimitOptions,

@@ -19,6 +19,7 @@ import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
+import { checkHook, type FastifyHook } from './hook.js';
 
 /**
  * Options of a route's `config.floodgate`: override any plugin option for that route.
@@ -36,7 +37,36 @@ import type { RateLimitOptions } from '../shared/types.js';
  * app.post('/login', { config: { floodgate: strict } }, async () => 'ok');
  * ```
  */
-export type FastifyRouteRateLimitOptions = RateLimitOptions<FastifyRequest>;
+export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRequest> {
+  /**
+   * The Fastify hook the limit runs in. `'onRequest'` answers a denied request before its body
+   * is read; `'preHandler'` runs after the app's own `preHandler` hooks registered before the
+   * plugin (authentication, say), so a key can read what they set on the request. A route's
+   * `config.floodgate.hook` overrides the plugin's. @default 'onRequest'
+   * @example
+   * Count signed-in users by their id, set by an authentication hook.
+   * ```ts
+   * import type { Limiter } from '@floodgate/core';
+   * import { firstKey, ipKey, type KeyFunction } from '@floodgate/http';
+   * import { rateLimit } from '@floodgate/http/fastify';
+   * import Fastify, { type FastifyRequest } from 'fastify';
+   *
+   * declare const limiter: Limiter;
+   * declare function authenticate(request: FastifyRequest): Promise<string | undefined>;
+   * const app = Fastify();
+   * app.decorateRequest('userId', undefined);
+   * app.addHook('preHandler', async (request) => {
+   *   (request as FastifyRequest & { userId?: string }).userId = await authenticate(request);
+   * });
+   * const userKey: KeyFunction = (request) => {
+   *   const id = (request.raw as FastifyRequest & { userId?: string }).userId;
+   *   return id === undefined ? undefined : `user:${id}`;
+   * };
+   * await app.register(rateLimit, { limiter, hook: 'preHandler', key: firstKey(userKey, ipKey()) });
+   * ```
+   */
+  hook?: FastifyHook;
+}
 
 /**
  * Options of the Fastify plugin: the shared options (`raw` is Fastify's `request`), which are
@@ -185,6 +215,12 @@ function mergeRoute(
   return { ...merged, ...route };
 }
 
+/** An engine and the hook it runs in. */
+interface Limited {
+  readonly engine: RateLimitEngine;
+  readonly hook: FastifyHook;
+}
+
 const routeId = (method: string | readonly string[] | undefined, url: string | undefined): string =>
   `${Array.isArray(method) ? method.join(',') : String(method)} ${String(url)}`;
 
@@ -192,24 +228,34 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   fastify: FastifyInstance,
   options,
 ) => {
-  const { global = true, ...base } = options;
-  const globalEngine = global ? createEngine(base as RateLimitOptions) : undefined;
-  const routeEngines = new Map<string, RateLimitEngine>();
+  const { global = true, hook: baseHook, ...base } = options;
+  const hook = checkHook(baseHook, '');
+  const globalEngine: Limited | undefined = global
+    ? { engine: createEngine(base as RateLimitOptions), hook }
+    : undefined;
+  const routeEngines = new Map<string, Limited>();
+  // Until some route limits in preHandler, that hook returns at once.
+  let preHandlerUsed = hook === 'preHandler';
 
   const engineFor = (
     config: false | FastifyRouteRateLimitOptions | undefined,
     method: string | readonly string[] | undefined,
     url: string | undefined,
-  ): RateLimitEngine | undefined => {
+  ): Limited | undefined => {
     if (config === false) return undefined;
     if (config === undefined) return globalEngine;
     const id = routeId(method, url);
-    let engine = routeEngines.get(id);
-    if (engine === undefined) {
-      engine = createEngine(mergeRoute(base, config, String(url)) as RateLimitOptions);
-      routeEngines.set(id, engine);
+    let limited = routeEngines.get(id);
+    if (limited === undefined) {
+      const { hook: routeHook, ...route } = config;
+      limited = {
+        engine: createEngine(mergeRoute(base, route, String(url)) as RateLimitOptions),
+        hook: routeHook === undefined ? hook : checkHook(routeHook, `${id}: config.floodgate.`),
+      };
+      routeEngines.set(id, limited);
+      if (limited.hook === 'preHandler') preHandlerUsed = true;
     }
-    return engine;
+    return limited;
   };
 
   // Shaped like every request from the start (Fastify's advice), once even if registered twice.
@@ -222,11 +268,16 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
 
   // One app-wide hook (not one per route), so routes declared before the plugin finished
   // loading, e.g. after an un-awaited register, are limited too.
-  fastify.addHook('onRequest', async function floodgateRateLimit(request, reply) {
-    const { config, method, url } = request.routeOptions;
-    const engine = engineFor(routeConfig(fastify, config), method, url);
-    if (engine !== undefined) return limitRequest(engine, request, reply);
-  });
+  // Both hooks are added; each route's limit runs in the one its options name.
+  const limitIn = (when: FastifyHook) =>
+    async function floodgateRateLimit(request: FastifyRequest, reply: FastifyReply) {
+      if (when === 'preHandler' && !preHandlerUsed) return;
+      const { config, method, url } = request.routeOptions;
+      const limited = engineFor(routeConfig(fastify, config), method, url);
+      if (limited?.hook === when) return limitRequest(limited.engine, request, reply);
+    };
+  fastify.addHook('onRequest', limitIn('onRequest'));
+  fastify.addHook('preHandler', limitIn('preHandler'));
 
   // CORS plugins may (re)write the expose list after our hook: merge once more at send time.
   fastify.addHook('onSend', async (request, reply, payload) => {
@@ -313,3 +364,4 @@ export type {
   RateLimitRequest,
   RateLimitRule,
 } from '../shared/types.js';
+export type { FastifyHook } from './hook.js';

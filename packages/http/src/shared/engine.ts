@@ -1,4 +1,5 @@
 import { type Decision, FloodgateError, type Limiter, mergeDecisions } from '@floodgate/core';
+import type { AllowList } from './allow-list.js';
 import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
 import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
@@ -95,6 +96,8 @@ const PASS: Outcome = Object.freeze({
   decision: undefined,
 });
 const PROBLEM_JSON = 'application/problem+json';
+/** `evaluateRules`' answer for a request whose key is on the allow list: nothing was charged. */
+const ALLOWED = Symbol('allowed');
 
 /**
  * An admitted-but-delayed decision turned into a denial that says when its turn would have come.
@@ -134,11 +137,18 @@ const shadowed = new WeakSet<Decision>();
 async function evaluateRules(
   rules: readonly ResolvedRule[],
   request: RateLimitRequest,
-): Promise<Decision[]> {
+  allowList: AllowList | undefined,
+): Promise<Decision[] | typeof ALLOWED> {
+  // Listed identities are looked for among every rule's key before any rule is charged.
+  const keys: (string | undefined)[] = [];
+  if (allowList?.hasKeys === true) {
+    for (const rule of rules) keys.push(await rule.key(request));
+    if (allowList.keyAllowed(keys)) return ALLOWED;
+  }
   const decisions: Decision[] = [];
   let denied = false;
-  for (const rule of rules) {
-    const key = await rule.key(request);
+  for (const [i, rule] of rules.entries()) {
+    const key = i < keys.length ? keys[i] : await rule.key(request);
     if (key === undefined) continue;
     const limiter = await chooseLimiter(rule, request);
     if (limiter === undefined) continue;
@@ -234,8 +244,9 @@ export function createEngine(
     bindValidator(request, settings.validator);
     try {
       if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
-      const decisions = await evaluateRules(settings.rules, request);
-      if (decisions.length === 0) return PASS;
+      if (settings.allowList?.addressAllowed(request) === true) return PASS;
+      const decisions = await evaluateRules(settings.rules, request, settings.allowList);
+      if (decisions === ALLOWED || decisions.length === 0) return PASS;
       let own = mergeDecisions(decisions);
       // Only shadow-mode limiters decided: report, never act (no delay, no 429, no Retry-After).
       const shadow = decisions.every((d) => shadowed.has(d));

@@ -1,7 +1,9 @@
 import { createLimiter, FloodgateError, type Limiter, type Policy } from '@floodgate/core';
 import { checkOptions, durationStringMs, type OptionNames } from '@floodgate/core/internal';
 import { ipKey } from '../keys/ip.js';
+import { type AllowList, compileAllowList } from './allow-list.js';
 import { peerOptionHint } from './peer-options.js';
+import { choosePolicy } from './policy-choice.js';
 import { report } from './report.js';
 import type { HeaderSettings } from './response.js';
 import type {
@@ -35,6 +37,7 @@ export interface Settings {
   readonly maxDelayMs: number;
   readonly maxQueued: number;
   readonly validator: Validator;
+  readonly allowList: AllowList | undefined;
 }
 
 const OPTION_NAMES = {
@@ -64,6 +67,7 @@ const OPTION_NAMES = {
   random: true,
   validate: true,
   onWarning: true,
+  allowList: true,
 } as const satisfies OptionNames<RateLimitOptions>;
 const RULE_NAMES = {
   limiter: true,
@@ -185,7 +189,16 @@ function resolveRule(
   }
   checkFunction(rule.key, `${where}: key`);
   checkCost(rule.cost, `${where}: cost`);
-  const limiter = rule.limiter ?? buildLimiter(options, rule.policy!);
+  const policy = rule.policy!;
+  // Built lazily per choice, but a missing store is a configuration error: said at once.
+  if (typeof policy === 'function' && options.store === undefined) {
+    throw invalid('`policy` needs a `store` (or give a `limiter`)');
+  }
+  const limiter =
+    rule.limiter ??
+    (typeof policy === 'function'
+      ? choosePolicy(policy, (chosen) => buildLimiter(options, chosen), where)
+      : buildLimiter(options, policy));
   return { limiter, key: rule.key ?? defaultKey, cost: rule.cost ?? options.cost ?? 1 };
 }
 
@@ -305,5 +318,6 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     maxDelayMs,
     maxQueued,
     validator: createValidator(options.validate, options.onWarning),
+    allowList: compileAllowList(options.allowList, options.key),
   };
 }

@@ -5,7 +5,7 @@
 const WINDOW =
   "the policy's `window` (or `interval`): `policy: fixedWindow({ limit: 100, window: '15m' })` with a `store`";
 const LIMIT =
-  "the policy's `limit`: `policy: fixedWindow({ limit: 100, window: '15m' })` with a `store`, or `limiter: (request) => tierLimiter` per request";
+  "the policy's `limit`: `policy: fixedWindow({ limit: 100, window: '15m' })` with a `store`, or per request `policy: (request) => tierPolicy`";
 const RESPONSE = '`onLimited: (context) => ({ status, headers, body })`';
 const STORE_ERRORS =
   "the limiter's `onStoreError` (`'allow'` lets requests through when the store fails) and `onLimiterError: 'fail-open'`";
@@ -30,7 +30,6 @@ const HINTS: Readonly<Record<string, string>> = {
   onExceeding: RESPONSE,
   onLimitReached: RESPONSE,
   keyGenerator: '`key: (request) => string | undefined` (`ipKey()`, `headerKey(name)`, …)',
-  allowList: '`skip: (request) => boolean`',
   requestWasSuccessful: NOT_PROVIDED,
   skipFailedRequests: NOT_PROVIDED,
   skipSuccessfulRequests: NOT_PROVIDED,
@@ -42,7 +41,7 @@ const HINTS: Readonly<Record<string, string>> = {
   skipOnError: STORE_ERRORS,
   redis: '`store: new IoRedisStore(redis)` from @floodgate/ioredis',
   cache: '`store: new MemoryStore({ maxKeys })` from @floodgate/memory',
-  hook: 'none, the limit always runs first (`onRequest` on Fastify)',
+  hook: "Fastify's plugin only (`hook: 'onRequest' | 'preHandler'`); elsewhere the limit runs where the middleware is mounted",
   trustProxy: '`key: ipKey({ trustProxy })`',
 };
 

@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { suiteContext } from '../support/context.js';
 import type { Harness, StoreFactory } from '../support/harness.js';
+import { controlTests } from './control.js';
 import { delayTests } from './delays.js';
 import { failureTests } from './failures.js';
 import { headerTests } from './headers.js';
@@ -22,5 +23,6 @@ export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
     stackingTests(ctx);
     delayTests(ctx);
     shadowTests(ctx);
+    controlTests(ctx);
   });
 }
