@@ -33,6 +33,7 @@ export function toJson(meta, r) {
     blocked: table(r.blocked),
     accuracy: r.accuracy,
     eviction: r.eviction,
+    concurrency: r.concurrency,
     targets: r.targets,
   };
 }

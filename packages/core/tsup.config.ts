@@ -5,6 +5,7 @@ import { packageBuild } from '../../tsup.shared';
 export default {
   ...packageBuild({
     index: 'src/index.ts',
+    concurrency: 'src/concurrency.ts',
     'headers/index': 'src/headers/index.ts',
     internal: 'src/internal.ts',
     'redis/index': 'src/redis/index.ts',

@@ -9,6 +9,7 @@ import type { Limiter, LimiterOptions } from './limiter-types.js';
 import { complainer, observed, reporter, storeKind, timedStore, watchBreaker } from './observe.js';
 import { applyShadow, shadowMask } from './shadow.js';
 import type { PolicyResult, StoreCall } from './store-types.js';
+import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
 import { checkWaitOptions, WaitQueues } from './wait.js';
 
@@ -17,25 +18,6 @@ function onlyCost(opts: unknown): boolean {
   if (typeof opts !== 'object' || opts === null) return false;
   for (const k in opts) if (k !== 'cost' && Object.hasOwn(opts, k)) return false;
   return true;
-}
-
-// Where there is one, the timeout is decided in the event loop's check phase: a timer that fires
-// late because this process was busy (GC, CPU-bound work) must not beat a reply that arrived in
-// time and waits in the socket; the poll phase in between delivers it first. Taken at load, so
-// fake timers installed later move the timer and leave this hop real.
-const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
-const afterIo: (fn: () => void) => void =
-  immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
-
-function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
-  if (ms === undefined) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    const fail = () =>
-      reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`));
-    timer = setTimeout(() => afterIo(fail), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**

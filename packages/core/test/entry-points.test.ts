@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as concurrency from '../src/concurrency.js';
 import * as main from '../src/index.js';
 import * as internal from '../src/internal.js';
 import * as store from '../src/store.js';
@@ -14,6 +15,7 @@ const STORE_VALUES = [
   'encodeIdentity',
   'evaluateAll',
   'evaluatePolicy',
+  'isLeaseStore',
   'policyKey',
   'toDecision',
 ];
@@ -50,6 +52,12 @@ describe('entry points by audience', () => {
 
   it('@floodgate/core/store holds exactly the store-author values', () => {
     expect(Object.keys(store).sort()).toEqual(STORE_VALUES);
+  });
+
+  it('@floodgate/core/concurrency holds the concurrency limiter, and the main entry does not', () => {
+    expect(Object.keys(concurrency).sort()).toEqual(['createConcurrencyLimiter']);
+    expect(main).not.toHaveProperty('createConcurrencyLimiter');
+    expect(main).not.toHaveProperty('isLeaseStore');
   });
 
   it('@floodgate/core/telemetry holds openTelemetry alone; the main entry never loads OpenTelemetry', async () => {

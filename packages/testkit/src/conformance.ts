@@ -1,5 +1,6 @@
 import type { Store } from '@floodgate/core/store';
 import { registerCharging } from './conformance/charging.js';
+import { registerConcurrency } from './conformance/concurrency.js';
 import { registerControls } from './conformance/controls.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
@@ -40,6 +41,7 @@ export function storeConformance<S extends Store>(
     registerValidation(h);
     registerCharging(h);
     registerIdentities(h);
+    if (options.concurrency !== false) registerConcurrency(h);
     registerControls(h);
     registerQuota(h);
     if (h.controlsTime) {

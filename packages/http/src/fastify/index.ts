@@ -11,6 +11,8 @@ import type {
   FastifyRequest,
   RouteOptions,
 } from 'fastify';
+import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import { tieRelease } from '../shared/concurrency-io.js';
 import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
 import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
@@ -318,6 +320,44 @@ Object.assign(plugin, {
  */
 export const rateLimit = plugin;
 
+/**
+ * A Fastify `onRequest` hook limiting requests in flight per identity: add it app-wide
+ * (`addHook`) or to a route (`onRequest`). It acquires a lease before the handler and releases
+ * it when the response finished or the connection closed; a denial is a 429 (or `status: 503`)
+ * with `Retry-After`. Throws `FloodgateError('INVALID_OPTION')` on bad options, when called.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import { concurrencyLimit } from '@floodgate/http/fastify';
+ * import { MemoryStore } from '@floodgate/memory';
+ * import Fastify from 'fastify';
+ *
+ * const limiter = createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' });
+ * const app = Fastify();
+ * app.post('/export', { onRequest: concurrencyLimit({ limiter }) }, async () => 'ok');
+ * ```
+ */
+export function concurrencyLimit(
+  options: ConcurrencyLimitOptions<FastifyRequest>,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
+  const enter = createConcurrencyEngine(options as ConcurrencyLimitOptions);
+  return async function floodgateConcurrencyLimit(request, reply) {
+    const path = pathOf(request.url);
+    const route = request.routeOptions?.url;
+    const framework = frameworkOf(request.server);
+    const admission = await enter(incomingView(request.raw, request, path, route, framework));
+    if (admission.action === 'respond') {
+      return reply.code(admission.status).headers(admission.headers).send(admission.body);
+    }
+    if (tieRelease(reply.raw, admission.release)) return undefined;
+    // The client left while the lease was acquired: Fastify runs nothing more for it.
+    reply.hijack();
+    reply.raw.destroy();
+    return reply;
+  };
+}
+
+export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
 export type {
   LimitedContext,
   LimitedResponse,

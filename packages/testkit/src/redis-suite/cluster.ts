@@ -6,6 +6,8 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+import { isLeaseStore } from '@floodgate/core/store';
 import { registerControls } from '../conformance/controls.js';
 import { makeHarness } from '../conformance/harness.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
@@ -129,6 +131,41 @@ export function redisClusterTests<C>(
           expect(owners.size).toBe(3);
           await limiter.reset('user-0');
           expect((await limiter.limit('user-0')).remaining).toBe(3);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+
+      it('holds concurrency leases per identity on the master owning it', async () => {
+        const client = await openCluster(adapter);
+        try {
+          const store = adapter.makeStore(client);
+          if (!isLeaseStore(store)) throw new TypeError(`${adapter.name}: no lease support`);
+          const limiter = createConcurrencyLimiter({
+            store,
+            limit: 4,
+            leaseMs: '1m',
+            prefix: `cc-${tag}`,
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
+          });
+          const identities = Array.from({ length: 30 }, (_, i) => `user-${i}`);
+          const leases = await Promise.all(
+            identities.flatMap((id) =>
+              Array.from({ length: 7 }, () => limiter.acquire(id).then((l) => [id, l] as const)),
+            ),
+          );
+          const owners = new Set<number>();
+          for (const id of identities) {
+            expect(leases.filter(([i, l]) => i === id && l.allowed)).toHaveLength(4);
+            const master = await cluster.masterOf(limiter.key(id));
+            owners.add(master.port);
+            expect(await redisCommand(master.port, ['ZCARD', limiter.key(id)])).toBe(4);
+          }
+          expect(owners.size).toBe(3);
+          await Promise.all(leases.map(([, l]) => l.release()));
+          const master = await cluster.masterOf(limiter.key('user-0'));
+          expect(await redisCommand(master.port, ['EXISTS', limiter.key('user-0')])).toBe(0);
+          expect((await limiter.acquire('user-0')).remaining).toBe(3);
         } finally {
           await adapter.disconnect(client);
         }
