@@ -20,6 +20,7 @@ const SECTIONS = [
   'blocked',
   'accuracy',
   'eviction',
+  'concurrency',
 ];
 
 function sections() {

@@ -5,9 +5,11 @@
 import { benchAccuracy } from './accuracy.mjs';
 import { benchBlocked } from './blocked.mjs';
 import { benchCeiling } from './ceiling.mjs';
+import { benchConcurrency } from './concurrency.mjs';
 import { config } from './config.mjs';
 import { ERL, ERL_REDIS, RLF } from './contenders.mjs';
 import { benchEviction } from './eviction.mjs';
+import { benchHooks } from './hooks.mjs';
 import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
 import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
@@ -85,6 +87,11 @@ if (config.sections.has('inprocess')) {
   print(`### In-process (${fmt(config.iterations)} sequential awaited decisions per run)`);
   print();
   print(throughputTable(results.inprocess));
+  results.hooks = await benchHooks(config, log);
+  print();
+  print('`onDecision` unset costs nothing: the limiter is only wrapped when it is set.');
+  print();
+  print(throughputTable(results.hooks));
 }
 
 if (config.sections.has('accuracy')) {
@@ -130,8 +137,8 @@ if (config.sections.has('eviction')) {
   );
 }
 
-const needsRedis = ['redis', 'roundtrips', 'memory', 'ceiling', 'blocked'].some((s) =>
-  config.sections.has(s),
+const needsRedis = ['redis', 'roundtrips', 'memory', 'ceiling', 'blocked', 'concurrency'].some(
+  (s) => config.sections.has(s),
 );
 if (needsRedis) {
   const redis = await startRedis(config);
@@ -267,6 +274,39 @@ if (needsRedis) {
             `${(median(samples.get('cache on')) / median(samples.get('cache off'))).toFixed(2)}×`,
           ]),
           ['l', 'r', 'r', 'r'],
+        ),
+      );
+    }
+    if (config.sections.has('concurrency')) {
+      const c = await benchConcurrency(config, redis, log);
+      results.concurrency = c;
+      print();
+      print(
+        `### Concurrency leases on Redis (${fmt(c.pairs)} sequential acquire + release pairs ` +
+          'through ioredis, 1 000 identities, limit 10)',
+      );
+      print();
+      print(
+        table(
+          [
+            'µs per acquire + release (Node)',
+            'EVALSHA per pair',
+            'Redis µs per call',
+            'MEMORY USAGE, 1 lease',
+            '10 leases',
+            'encoding',
+          ],
+          [
+            [
+              c.wallUsPerPair.toFixed(1),
+              c.evalshaPerPair.toFixed(2),
+              c.redisUsPerCall.toFixed(2),
+              `${c.bytesOneLease} B`,
+              `${c.bytesTenLeases} B`,
+              c.encoding,
+            ],
+          ],
+          ['r', 'r', 'r', 'r', 'r', 'l'],
         ),
       );
     }

@@ -21,6 +21,7 @@ export function toJson(meta, r) {
   return {
     meta,
     inprocess: table(r.inprocess),
+    hooks: table(r.hooks),
     redis: table(r.redis),
     roundtrips: r.roundtrips?.map((x) => ({
       ...x,
@@ -32,6 +33,7 @@ export function toJson(meta, r) {
     blocked: table(r.blocked),
     accuracy: r.accuracy,
     eviction: r.eviction,
+    concurrency: r.concurrency,
     targets: r.targets,
   };
 }

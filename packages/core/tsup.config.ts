@@ -5,10 +5,12 @@ import { packageBuild } from '../../tsup.shared';
 export default {
   ...packageBuild({
     index: 'src/index.ts',
+    concurrency: 'src/concurrency.ts',
     'headers/index': 'src/headers/index.ts',
     internal: 'src/internal.ts',
     'redis/index': 'src/redis/index.ts',
     store: 'src/store.ts',
+    telemetry: 'src/telemetry.ts',
   }),
   noExternal: ['@noble/hashes'],
   // One chunk for the code entries share, in CJS too: otherwise each CommonJS entry carries its

@@ -10,6 +10,7 @@ const IMPORT = /\b(?:from|import|require)\s*\(?\s*["']([^"']+)["']/g;
 /** The built files that must run anywhere, ESM and CJS. */
 export const PORTABLE = [
   'packages/core/dist/index',
+  'packages/core/dist/concurrency',
   'packages/core/dist/headers/index',
   'packages/memory/dist/index',
   'packages/client/dist/index',

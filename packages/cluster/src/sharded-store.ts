@@ -1,5 +1,14 @@
 import { FloodgateError, isFloodgateError } from '@floodgate/core';
-import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
+import {
+  isLeaseStore,
+  type LeaseGrant,
+  type LeaseRef,
+  type LeaseRequest,
+  type LeaseStore,
+  type PolicyResult,
+  type Store,
+  type StoreCall,
+} from '@floodgate/core/store';
 import { FleetWatch, fingerprintOf, fleetOptions, type MixedFleetEvent } from './fleet.js';
 import { ShardGuard } from './guard.js';
 import type { ShardHealth } from './health.js';
@@ -60,7 +69,7 @@ const sameWeights = (shards: readonly Shard[]): boolean =>
  * const limiter = createLimiter({ store, policy: tokenBucket({ limit: 100, interval: '1m' }) });
  * ```
  */
-export class ShardedStore implements Store {
+export class ShardedStore implements Store, LeaseStore {
   /** True when any shard is behind a network hop: the limiter then keeps its blocked-key cache. */
   readonly remote: boolean;
   /** The shards' common client clock, if they have one (see `ShardedStoreOptions.now`). */
@@ -203,6 +212,39 @@ export class ShardedStore implements Store {
       // Its failure is on its health record; the old owner has already decided and charged.
       return was;
     }
+  }
+
+  /**
+   * Leases (the concurrency limiter) go to the identity's shard, as its decisions do; during a
+   * migration to the old owner, where the processes not yet moved hold theirs. Leases granted
+   * there are not copied when it ends: for up to `leaseMs` after, the new owner may admit a
+   * limit's worth beside them.
+   */
+  acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
+    return this.#lease(request.key, (s) => s.acquireLease(request));
+  }
+
+  releaseLease(lease: LeaseRef): Promise<boolean> {
+    return this.#lease(lease.key, (s) => s.releaseLease(lease));
+  }
+
+  extendLease(lease: LeaseRef, leaseMs: number): Promise<boolean> {
+    return this.#lease(lease.key, (s) => s.extendLease(lease, leaseMs));
+  }
+
+  #lease<T>(key: string, task: (store: LeaseStore) => Promise<T>): Promise<T> {
+    const owner = this.#indexOf(key);
+    const index = this.#previous(key, owner) ?? owner;
+    return this.#guard.run(
+      index,
+      async (s) => {
+        if (!isLeaseStore(s)) {
+          throw new FloodgateError('INVALID_OPTION', 'ShardedStore: a shard cannot hold leases');
+        }
+        return task(s);
+      },
+      this.#deadline(undefined),
+    );
   }
 
   async reset(keys: readonly string[]): Promise<void> {

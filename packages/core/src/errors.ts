@@ -18,7 +18,9 @@ export type FloodgateErrorCode =
   | 'COST_EXCEEDS_CAPACITY'
   | 'STORE_UNAVAILABLE'
   | 'STORE_TIMEOUT'
-  | 'STORE_PROTOCOL';
+  | 'STORE_PROTOCOL'
+  | 'WAIT_TIMEOUT'
+  | 'ABORTED';
 
 // A registered symbol survives duplicate package copies and realms (workers, vm contexts), where
 // `instanceof` would not.

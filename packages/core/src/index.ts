@@ -5,7 +5,12 @@ export type { BreakerOptions } from './breaker.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { createLimiter } from './limiter.js';
-export type { Limiter, LimiterOptions } from './limiter-types.js';
+export type {
+  DecisionEvent,
+  Limiter,
+  LimiterOptions,
+  WaitOptions,
+} from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';

@@ -15,6 +15,9 @@ const OPTION_NAMES = {
   blockCache: true,
   onError: true,
   breaker: true,
+  shadow: true,
+  onDecision: true,
+  telemetry: true,
 } as const satisfies OptionNames<LimiterOptions>;
 
 export function validatePolicies(policy: unknown): readonly Policy[] {
@@ -72,6 +75,22 @@ export function validateOptions(options: LimiterOptions): void {
   }
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'onError must be a function');
+  }
+  if (options.shadow !== undefined && typeof options.shadow !== 'boolean') {
+    throw new FloodgateError('INVALID_OPTION', 'shadow must be true or false');
+  }
+  if (options.onDecision !== undefined && typeof options.onDecision !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'onDecision must be a function');
+  }
+  const tm = options.telemetry as { bind?: unknown } | undefined | null;
+  if (
+    tm !== undefined &&
+    (typeof tm !== 'object' || tm === null || typeof tm.bind !== 'function')
+  ) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'telemetry must come from openTelemetry() or have bind()',
+    );
   }
   const br = options.breaker as unknown;
   if (br !== undefined && typeof br !== 'boolean' && (typeof br !== 'object' || br === null)) {

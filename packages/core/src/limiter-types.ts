@@ -3,6 +3,7 @@
 import type { BreakerOptions } from './breaker.js';
 import type { FloodgateError } from './errors.js';
 import type { Store } from './store-types.js';
+import type { Telemetry } from './telemetry-types.js';
 import type { Decision, Policy } from './types.js';
 
 /**
@@ -58,6 +59,93 @@ export interface LimiterOptions {
    * and off for a store that `isolatesFailures` (it breaks per part, e.g. per shard)
    */
   breaker?: boolean | BreakerOptions;
+  /**
+   * Shadow mode: report denials, do not enforce them. Every decision is allowed; one that
+   * enforcing would have denied says `shadowDenied: true`, with that denial's `retryAfterMs` and
+   * `binding`. The store is charged exactly as when enforcing (a would-be denial charges
+   * nothing). Policies can also be shadowed one by one (`tokenBucket({ …, shadow: true })`).
+   * @default false
+   */
+  shadow?: boolean;
+  /**
+   * Called after each decision of `limit()` and `wait()` (not `peek()`), with its outcome and
+   * duration; also when the store failed and the call rejected (`outcome: 'error'`). An exception
+   * it throws does not change the decision: it is logged with `console.error` (at most once in
+   * 10 s per limiter). Unset, it costs nothing.
+   */
+  onDecision?: (event: DecisionEvent) => void;
+  /**
+   * Where metrics and traces go: `openTelemetry()` from `@floodgate/core/telemetry`, or your own
+   * `Telemetry`. Not a `true` switch, so the main entry never imports the optional
+   * `@opentelemetry/api` (edge bundles never pull it in). @default none: nothing is recorded
+   */
+  telemetry?: Telemetry;
+}
+
+/**
+ * What `onDecision` is told after each decision.
+ * - `allowed`: admitted by the policies (or by the blocked-key cache never: it only denies).
+ * - `denied`: denied by an enforced policy, or answered from the blocked-key cache; for `wait()`,
+ *   it rejected with `WAIT_TIMEOUT` (`decision` is the denial that said so).
+ * - `shadow_denied`: allowed in shadow mode where enforcing would have denied.
+ * - `fallback`: decided by `onStoreError` (`'allow'`, `'deny'` or a fallback store) because the
+ *   store failed, timed out or the breaker was open (`decision.reason` says which).
+ * - `error`: the store failed and, `onStoreError` being `'throw'`, the call rejected (`error`).
+ * Bad input (an invalid identity or cost) rejects before any decision and is not reported; nor
+ * is a `wait()` that was aborted.
+ * @example
+ * Logging denials with the identity, and counting outcomes.
+ * ```ts
+ * import { createLimiter, type DecisionEvent, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const counts = new Map<DecisionEvent['outcome'], number>();
+ * const limiter = createLimiter({
+ *   store: new MemoryStore(),
+ *   policy: tokenBucket({ limit: 10, interval: '1s' }),
+ *   onDecision(event) {
+ *     counts.set(event.outcome, (counts.get(event.outcome) ?? 0) + 1);
+ *     if (event.outcome === 'denied') console.log(`${event.identity} denied`);
+ *   },
+ * });
+ * await limiter.limit('key_123');
+ * console.log(counts.get('allowed')); // 1
+ * ```
+ */
+export interface DecisionEvent {
+  /** What happened, as listed above. */
+  readonly outcome: 'allowed' | 'denied' | 'shadow_denied' | 'fallback' | 'error';
+  /** The decision; undefined when `outcome` is `'error'`. */
+  readonly decision: Decision | undefined;
+  /** The identity as the caller passed it (not encoded). */
+  readonly identity: string;
+  /** From the call to its answer, in ms (for `wait()`, the whole wait). */
+  readonly durationMs: number;
+  /** Which method decided. */
+  readonly operation: 'limit' | 'wait';
+  /** The store failure, when `outcome` is `'error'`. */
+  readonly error?: FloodgateError;
+}
+
+/**
+ * The options of `limiter.wait()`.
+ * @example
+ * ```ts
+ * import type { WaitOptions } from '@floodgate/core';
+ *
+ * const options: WaitOptions = { cost: 2, maxWaitMs: 30_000, signal: AbortSignal.timeout(60_000) };
+ * ```
+ */
+export interface WaitOptions {
+  /** Units to charge, as for `limit()`. @default 1 */
+  cost?: number;
+  /**
+   * The longest wait, in ms (a whole number ≥ 0, or `Infinity`). A denial whose `retryAfterMs`
+   * exceeds what is left of it rejects at once with `WAIT_TIMEOUT`.
+   */
+  maxWaitMs: number;
+  /** Aborting rejects the wait at once with `ABORTED`; a waiter that never got a turn charges nothing. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -88,5 +176,18 @@ export interface Limiter {
    * docs/algorithms.md), and leaves blocks (`blockFor`) as they are. A store failure rejects.
    */
   refund(identity: string, options?: { cost?: number }): Promise<void>;
+  /**
+   * Waits for a turn: resolves with an admitted decision once every policy admits `cost` (after
+   * sleeping a leaky bucket's `delayMs`: a resolved wait means go now). Waiters of one identity
+   * in one process are served first in, first out, with one timer per identity; only the first
+   * of them asks the store again when its wait is over. Rejects with `WAIT_TIMEOUT` as soon as a
+   * denial says the turn comes after `maxWaitMs`, with `ABORTED` when `signal` aborts.
+   */
+  wait(identity: string, options: WaitOptions): Promise<Decision>;
   readonly policies: readonly Policy[];
+  /**
+   * True when the limiter never enforces a denial (`shadow: true`, or every policy shadowed): an
+   * http middleware then sends no headers for it unless told to, and holds nothing.
+   */
+  readonly shadow?: boolean;
 }

@@ -8,6 +8,13 @@
 export { Breaker, type BreakerState } from './breaker.js';
 export { toDecision } from './decision.js';
 export { blockKey, encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
+export {
+  isLeaseStore,
+  type LeaseGrant,
+  type LeaseRef,
+  type LeaseRequest,
+  type LeaseStore,
+} from './lease-types.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { evaluateAll, evaluatePolicy, type StateWrite } from './policies/compose.js';
 export { POLICY_KINDS } from './policies/kinds.js';

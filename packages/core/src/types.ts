@@ -48,6 +48,12 @@ export interface Policy {
    * Absent when the policy does not block. Not part of `id` (see docs/algorithms.md, Penalties).
    */
   readonly blockForMs?: number;
+  /**
+   * Present (and `true`) when the policy was built with `shadow: true`: its denials are reported
+   * (`Decision.shadowDenied`), not enforced. Not part of `id`: a shadowed and an enforced copy of
+   * a policy share their state.
+   */
+  readonly shadow?: true;
   /** quota only: the calendar its periods follow, local midnights in `timeZone`. */
   readonly calendar?: { readonly per: 'day' | 'week' | 'month'; readonly timeZone: string };
 }
@@ -78,6 +84,8 @@ export interface PolicyDecision {
   readonly retryAfterMs: number;
   /** leakyBucket only: how long an admitted request waits before it proceeds. */
   readonly delayMs: number;
+  /** Present (and `true`) on a shadowed policy's denial: reported, not enforced. */
+  readonly shadow?: true;
 }
 
 /**
@@ -149,4 +157,10 @@ export interface Decision {
    */
   readonly binding: PolicyDecision;
   readonly reason?: DecisionReason;
+  /**
+   * Present (and `true`) only in shadow mode, when enforcing would have denied: the decision is
+   * allowed, and `retryAfterMs`, `binding` and the denying `policies` say what the denial would
+   * have been. The store charged nothing, as for a denial.
+   */
+  readonly shadowDenied?: true;
 }

@@ -11,6 +11,7 @@ export {
 } from './keys/index.js';
 export { type IpKeyOptions, ipKey } from './keys/ip.js';
 export { routeKey } from './keys/route.js';
+export type { ConcurrencyLimitOptions } from './shared/concurrency.js';
 export type { TrustFunction, TrustProxy } from './shared/framework.js';
 export { rateLimitOf } from './shared/ledger.js';
 export type {
@@ -21,6 +22,7 @@ export type {
   LimitedContext,
   LimitedResponse,
   LimiterChoice,
+  PolicyChoice,
   ProblemDetails,
   ProblemPolicy,
   RateLimitOptions,

@@ -1,6 +1,14 @@
 import { FloodgateError, type Policy } from '@floodgate/core';
 import { checkOptions, newVerdict, type OptionNames, type Verdict } from '@floodgate/core/internal';
-import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
+import type {
+  LeaseGrant,
+  LeaseRef,
+  LeaseRequest,
+  LeaseStore,
+  PolicyResult,
+  Store,
+  StoreCall,
+} from '@floodgate/core/store';
 import {
   commit,
   decide,
@@ -14,6 +22,7 @@ import {
 } from './entries.js';
 import { EvictionClock, evictionOf } from './eviction.js';
 import { evaluateGeneral } from './general.js';
+import { LeaseTable } from './leases.js';
 
 /**
  * Options of `MemoryStore`: how many keys it holds at most, and its clock.
@@ -60,7 +69,7 @@ const OPTION_NAMES = {
  * const d = await limiter.limit('key_123');
  * ```
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, LeaseStore {
   // Kept for the reason Entry keeps one (entries.ts): the class's hidden class outlives the
   // user's last store, and so does the optimized code of the hot path.
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
@@ -69,6 +78,8 @@ export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly #eviction: EvictionClock;
   readonly #tables = new Map<string, Table>();
+  /** The concurrency limiter's leases (leases.ts): apart from maxKeys, never evicted. */
+  readonly #leases: LeaseTable;
   readonly #resolved = new WeakMap<readonly Policy[], Resolved>();
   // The last limiter's resolution: one limiter per store is the common case.
   #lastPolicies: readonly Policy[] | undefined;
@@ -95,6 +106,7 @@ export class MemoryStore implements Store {
       throw new FloodgateError('INVALID_OPTION', 'MemoryStore: now must be a function');
     }
     this.#now = options.now ?? Date.now;
+    this.#leases = new LeaseTable(this.#now);
     this.#eviction = new EvictionClock(max);
     evictionOf.set(this, this.#eviction);
   }
@@ -246,8 +258,29 @@ export class MemoryStore implements Store {
     }
   }
 
+  /** The concurrency limiter's calls, on this store's clock (see `LeaseStore`, leases.ts). */
+  acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
+    return this.#leases.run((now) => this.#leases.acquire(request, now));
+  }
+
+  /** Frees this lease only (see `LeaseStore`). */
+  releaseLease(lease: LeaseRef): Promise<boolean> {
+    return this.#leases.run((now) => this.#leases.release(lease, now));
+  }
+
+  /** Moves a live lease's expiry (see `LeaseStore`). */
+  extendLease(lease: LeaseRef, leaseMs: number): Promise<boolean> {
+    return this.#leases.run((now) => this.#leases.extend(lease, leaseMs, now));
+  }
+
+  /** Slots held by the live leases under a concurrency limiter's key: for tests and debugging. */
+  leasesHeld(key: string): number {
+    return this.#leases.held(key);
+  }
+
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
+      this.#leases.delete(key);
       const [name, id] = splitKey(key);
       const table = this.#tables.get(name);
       if (table !== undefined) this.#eviction.remove(table, id);

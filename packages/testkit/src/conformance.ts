@@ -1,6 +1,8 @@
 import type { Store } from '@floodgate/core/store';
 import { registerBlockFor } from './conformance/blockfor.js';
 import { registerCharging } from './conformance/charging.js';
+import { registerConcurrency } from './conformance/concurrency.js';
+import { registerControls } from './conformance/controls.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
@@ -43,6 +45,8 @@ export function storeConformance<S extends Store>(
     registerIdentities(h);
     registerBlockFor(h);
     registerRefund(h);
+    if (options.concurrency !== false) registerConcurrency(h);
+    registerControls(h);
     registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);

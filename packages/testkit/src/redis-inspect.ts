@@ -36,6 +36,7 @@ const SCRIPT_INNER = new Set([
   'zrem',
   'zcard',
   'zremrangebyscore',
+  'zscore',
   'pexpire',
 ]);
 

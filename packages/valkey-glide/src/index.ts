@@ -1,5 +1,13 @@
 import { RedisStore, type RedisStoreOptions } from '@floodgate/core/redis';
-import type { PolicyResult, Store, StoreCall } from '@floodgate/core/store';
+import type {
+  LeaseGrant,
+  LeaseRef,
+  LeaseRequest,
+  LeaseStore,
+  PolicyResult,
+  Store,
+  StoreCall,
+} from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 import type { GlideClient, GlideClusterClient } from '@valkey/valkey-glide';
 import { GlideConnection, isCluster } from './connection.js';
@@ -56,7 +64,7 @@ export type GlideStoreClient = GlideClient | GlideClusterClient;
  * const d = await limiter.limit('key_123');
  * ```
  */
-export class GlideStore implements Store {
+export class GlideStore implements Store, LeaseStore {
   readonly remote = true;
   /** Set with `clock: 'client'` only: the limiter's blocked-key cache then runs on this clock. */
   readonly now?: () => number;
@@ -111,6 +119,22 @@ export class GlideStore implements Store {
     // A reset has nothing to send before the client is there, rejectIfNotReady or not.
     if (this.#connection.client === undefined) await this.#settled();
     return this.#store.reset(keys);
+  }
+
+  /** The concurrency limiter's calls: as `evaluate`, once a promised client is there. */
+  async acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
+    if (this.#connection.client === undefined && this.#waits) await this.#settled();
+    return this.#store.acquireLease(request);
+  }
+
+  async releaseLease(lease: LeaseRef): Promise<boolean> {
+    if (this.#connection.client === undefined && this.#waits) await this.#settled();
+    return this.#store.releaseLease(lease);
+  }
+
+  async extendLease(lease: LeaseRef, leaseMs: number): Promise<boolean> {
+    if (this.#connection.client === undefined && this.#waits) await this.#settled();
+    return this.#store.extendLease(lease, leaseMs);
   }
 
   #settled(): Promise<unknown> {

@@ -24,6 +24,11 @@ export interface Named {
    * every process); `limiter.reset(identity)` lifts it. @default no block
    */
   blockFor?: Duration;
+  /**
+   * Report this policy's denials instead of enforcing them (`Decision.shadowDenied`); the policy
+   * keeps its id and state. @default false
+   */
+  shadow?: boolean;
 }
 
 /** The `blockFor` option in ms, or undefined. */
@@ -54,6 +59,7 @@ const WINDOW_NAMES = {
   window: true,
   name: true,
   blockFor: true,
+  shadow: true,
 } as const satisfies OptionNames<WindowOptions>;
 const TOKEN_BUCKET_NAMES = {
   limit: true,
@@ -61,6 +67,7 @@ const TOKEN_BUCKET_NAMES = {
   burst: true,
   name: true,
   blockFor: true,
+  shadow: true,
 } as const satisfies OptionNames<TokenBucketOptions>;
 const LEAKY_BUCKET_NAMES = {
   limit: true,
@@ -68,6 +75,7 @@ const LEAKY_BUCKET_NAMES = {
   queue: true,
   name: true,
   blockFor: true,
+  shadow: true,
 } as const satisfies OptionNames<LeakyBucketOptions>;
 const QUOTA_NAMES = {
   limit: true,
@@ -75,6 +83,7 @@ const QUOTA_NAMES = {
   timeZone: true,
   name: true,
   blockFor: true,
+  shadow: true,
 } as const satisfies OptionNames<QuotaOptions>;
 
 function checkKeys(
@@ -87,6 +96,14 @@ function checkKeys(
   }
   checkOptions(factory, options, allowed, { code: 'INVALID_POLICY' });
   return options as Record<string, unknown>;
+}
+
+/** The policy with `shadow: true` when asked; the id stays: both copies share their state. */
+function shadowed(policy: Policy, shadow: unknown): Policy {
+  if (shadow !== undefined && typeof shadow !== 'boolean') {
+    throw new FloodgateError('INVALID_POLICY', `${policy.kind}: shadow must be true or false`);
+  }
+  return shadow === true ? Object.freeze({ ...policy, shadow: true }) : policy;
 }
 
 /** fixedWindow, slidingWindow and slidingWindowLog: `{ limit, window }`, params `[limit, windowMs, 0]`. */
@@ -102,15 +119,18 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return buildPolicy(
-    row,
-    o.name,
-    limit,
-    windowMs,
-    limit,
-    [limit, windowMs, 0],
-    undefined,
-    blockForOf(o, kind),
+  return shadowed(
+    buildPolicy(
+      row,
+      o.name,
+      limit,
+      windowMs,
+      limit,
+      [limit, windowMs, 0],
+      undefined,
+      blockForOf(o, kind),
+    ),
+    o.shadow,
   );
 }
 
@@ -145,15 +165,18 @@ export function bucketPolicy(
       `${kind}: capacity × interval is too large to count exactly`,
     );
   }
-  return buildPolicy(
-    row,
-    o.name,
-    limit,
-    windowMs,
-    capacity,
-    [capacity, ticksPerUnit, ticksPerMs],
-    undefined,
-    blockForOf(o, kind),
+  return shadowed(
+    buildPolicy(
+      row,
+      o.name,
+      limit,
+      windowMs,
+      capacity,
+      [capacity, ticksPerUnit, ticksPerMs],
+      undefined,
+      blockForOf(o, kind),
+    ),
+    o.shadow,
   );
 }
 
@@ -178,14 +201,17 @@ export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
   const timeZone =
     o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
   const windowMs = NOMINAL_MS[per];
-  return buildPolicy(
-    row,
-    o.name,
-    limit,
-    windowMs,
-    limit,
-    [limit, 0, 0],
-    { per, timeZone },
-    blockForOf(o, kind),
+  return shadowed(
+    buildPolicy(
+      row,
+      o.name,
+      limit,
+      windowMs,
+      limit,
+      [limit, 0, 0],
+      { per, timeZone },
+      blockForOf(o, kind),
+    ),
+    o.shadow,
   );
 }

@@ -1,8 +1,10 @@
 import { FloodgateError } from '../errors.js';
+import type { LeaseGrant, LeaseRef, LeaseRequest, LeaseStore } from '../lease-types.js';
 import { checkOptions } from '../options.js';
 import type { PolicyResult, Store, StoreCall } from '../store-types.js';
 import { Batcher, checkBatch } from './batch.js';
 import { KeyOrder } from './key-order.js';
+import { leaseCalls } from './lease.js';
 import { checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
 import { ScriptRunner } from './runner.js';
 import type { RedisTransport } from './transport.js';
@@ -39,7 +41,7 @@ import type { RedisTransport } from './transport.js';
  * }
  * ```
  */
-export class RedisStore implements Store {
+export class RedisStore implements Store, LeaseStore {
   readonly remote = true;
   /** Set with `clock: 'client'` only: the limiter's blocked-key cache then runs on this clock. */
   readonly now?: () => number;
@@ -53,6 +55,8 @@ export class RedisStore implements Store {
   readonly #order = new KeyOrder();
   /** The `TIME` in flight while the offset to Redis's clock is not known yet. */
   #probe: Promise<void> | undefined;
+  /** The lease script's calls (lease.ts), on this store's clock and runner. */
+  readonly #leases: ReturnType<typeof leaseCalls>;
 
   constructor(transport: RedisTransport, options: RedisStoreOptions = {}) {
     const label = transport.label;
@@ -86,18 +90,11 @@ export class RedisStore implements Store {
       maxBatch > 0 && replicas === undefined && transport.canBatch
         ? new Batcher(maxBatch, this.#runner)
         : undefined;
+    this.#leases = leaseCalls(this.#runner, () => this.#clock());
   }
 
-  /** One decision: one `EVALSHA` of the call's script, or its share of a batch's. */
-  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
-    const keys = call.keys;
-    return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
-  }
-
-  async #evaluate(
-    call: StoreCall,
-    barrier: Promise<unknown> | undefined,
-  ): Promise<readonly PolicyResult[]> {
+  /** The client clock's now (checked), or undefined on the server clock; and the ready check. */
+  #clock(): number | undefined {
     let now: number | undefined;
     if (this.now !== undefined) {
       now = this.now();
@@ -111,6 +108,35 @@ export class RedisStore implements Store {
         `Redis (${this.#transport.label}) is not ready`,
       );
     }
+    return now;
+  }
+
+  /** One run of the lease script (a sorted set per identity): see `LeaseStore`. */
+  async acquireLease(request: LeaseRequest): Promise<LeaseGrant> {
+    return this.#leases.acquire(request);
+  }
+
+  /** One run of the lease script: removes this lease's members only. */
+  async releaseLease(lease: LeaseRef): Promise<boolean> {
+    return this.#leases.release(lease);
+  }
+
+  /** One run of the lease script: a live lease's members get the new expiry. */
+  async extendLease(lease: LeaseRef, leaseMs: number): Promise<boolean> {
+    return this.#leases.extend(lease, leaseMs);
+  }
+
+  /** One decision: one `EVALSHA` of the call's script, or its share of a batch's. */
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+    const keys = call.keys;
+    return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
+  }
+
+  async #evaluate(
+    call: StoreCall,
+    barrier: Promise<unknown> | undefined,
+  ): Promise<readonly PolicyResult[]> {
+    const now = this.#clock();
     if (barrier !== undefined) await barrier;
     let deadline: number | undefined;
     if (call.deadline !== undefined && call.mode !== 'peek') {

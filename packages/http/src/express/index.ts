@@ -5,6 +5,8 @@
 import type { Decision } from '@floodgate/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { canonicalPath } from '../keys/route.js';
+import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import { admitIncoming } from '../shared/concurrency-io.js';
 import { createEngine } from '../shared/engine.js';
 import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { incomingView, limitIncoming, pathOf } from '../shared/node-io.js';
@@ -96,6 +98,37 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   };
 }
 
+/**
+ * Express middleware limiting requests in flight per identity: acquires a lease before the
+ * handler, releases it when the response finished or the connection closed; a denial is a 429
+ * (or `status: 503`) with `Retry-After`. Throws `FloodgateError('INVALID_OPTION')` on bad
+ * options, when called.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import { concurrencyLimit } from '@floodgate/http/express';
+ * import { MemoryStore } from '@floodgate/memory';
+ * import express from 'express';
+ *
+ * const limiter = createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' });
+ * const app = express();
+ * app.post('/export', concurrencyLimit({ limiter }), (req, res) => res.send('ok'));
+ * ```
+ */
+export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): RequestHandler {
+  const enter = createConcurrencyEngine(options as ConcurrencyLimitOptions);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const framework = frameworkOf(req);
+    const path = pathOf(req.originalUrl ?? req.url);
+    enter(incomingView(req, req, path, routeOf(req, framework), framework))
+      .then((admission) => {
+        if (admitIncoming(res, admission)) next();
+      })
+      .catch(next);
+  };
+}
+
+export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
 export type {
   LimitedContext,
   LimitedResponse,

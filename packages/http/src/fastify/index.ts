@@ -11,12 +11,15 @@ import type {
   FastifyRequest,
   RouteOptions,
 } from 'fastify';
+import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import { tieRelease } from '../shared/concurrency-io.js';
 import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
 import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { closeSignal, incomingView, pathOf, settleOnFinish } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
+import { checkHook, type FastifyHook } from './hook.js';
 
 /**
  * Options of a route's `config.floodgate`: override any plugin option for that route.
@@ -34,7 +37,36 @@ import type { RateLimitOptions } from '../shared/types.js';
  * app.post('/login', { config: { floodgate: strict } }, async () => 'ok');
  * ```
  */
-export type FastifyRouteRateLimitOptions = RateLimitOptions<FastifyRequest>;
+export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRequest> {
+  /**
+   * The Fastify hook the limit runs in. `'onRequest'` answers a denied request before its body
+   * is read; `'preHandler'` runs after the app's own `preHandler` hooks registered before the
+   * plugin (authentication, say), so a key can read what they set on the request. A route's
+   * `config.floodgate.hook` overrides the plugin's. @default 'onRequest'
+   * @example
+   * Count signed-in users by their id, set by an authentication hook.
+   * ```ts
+   * import type { Limiter } from '@floodgate/core';
+   * import { firstKey, ipKey, type KeyFunction } from '@floodgate/http';
+   * import { rateLimit } from '@floodgate/http/fastify';
+   * import Fastify, { type FastifyRequest } from 'fastify';
+   *
+   * declare const limiter: Limiter;
+   * declare function authenticate(request: FastifyRequest): Promise<string | undefined>;
+   * const app = Fastify();
+   * app.decorateRequest('userId', undefined);
+   * app.addHook('preHandler', async (request) => {
+   *   (request as FastifyRequest & { userId?: string }).userId = await authenticate(request);
+   * });
+   * const userKey: KeyFunction = (request) => {
+   *   const id = (request.raw as FastifyRequest & { userId?: string }).userId;
+   *   return id === undefined ? undefined : `user:${id}`;
+   * };
+   * await app.register(rateLimit, { limiter, hook: 'preHandler', key: firstKey(userKey, ipKey()) });
+   * ```
+   */
+  hook?: FastifyHook;
+}
 
 /**
  * Options of the Fastify plugin: the shared options (`raw` is Fastify's `request`), which are
@@ -184,6 +216,12 @@ function mergeRoute(
   return { ...merged, ...route };
 }
 
+/** An engine and the hook it runs in. */
+interface Limited {
+  readonly engine: RateLimitEngine;
+  readonly hook: FastifyHook;
+}
+
 const routeId = (method: string | readonly string[] | undefined, url: string | undefined): string =>
   `${Array.isArray(method) ? method.join(',') : String(method)} ${String(url)}`;
 
@@ -191,24 +229,34 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   fastify: FastifyInstance,
   options,
 ) => {
-  const { global = true, ...base } = options;
-  const globalEngine = global ? createEngine(base as RateLimitOptions) : undefined;
-  const routeEngines = new Map<string, RateLimitEngine>();
+  const { global = true, hook: baseHook, ...base } = options;
+  const hook = checkHook(baseHook, '');
+  const globalEngine: Limited | undefined = global
+    ? { engine: createEngine(base as RateLimitOptions), hook }
+    : undefined;
+  const routeEngines = new Map<string, Limited>();
+  // Until some route limits in preHandler, that hook returns at once.
+  let preHandlerUsed = hook === 'preHandler';
 
   const engineFor = (
     config: false | FastifyRouteRateLimitOptions | undefined,
     method: string | readonly string[] | undefined,
     url: string | undefined,
-  ): RateLimitEngine | undefined => {
+  ): Limited | undefined => {
     if (config === false) return undefined;
     if (config === undefined) return globalEngine;
     const id = routeId(method, url);
-    let engine = routeEngines.get(id);
-    if (engine === undefined) {
-      engine = createEngine(mergeRoute(base, config, String(url)) as RateLimitOptions);
-      routeEngines.set(id, engine);
+    let limited = routeEngines.get(id);
+    if (limited === undefined) {
+      const { hook: routeHook, ...route } = config;
+      limited = {
+        engine: createEngine(mergeRoute(base, route, String(url)) as RateLimitOptions),
+        hook: routeHook === undefined ? hook : checkHook(routeHook, `${id}: config.floodgate.`),
+      };
+      routeEngines.set(id, limited);
+      if (limited.hook === 'preHandler') preHandlerUsed = true;
     }
-    return engine;
+    return limited;
   };
 
   // Shaped like every request from the start (Fastify's advice), once even if registered twice.
@@ -221,11 +269,16 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
 
   // One app-wide hook (not one per route), so routes declared before the plugin finished
   // loading, e.g. after an un-awaited register, are limited too.
-  fastify.addHook('onRequest', async function floodgateRateLimit(request, reply) {
-    const { config, method, url } = request.routeOptions;
-    const engine = engineFor(routeConfig(fastify, config), method, url);
-    if (engine !== undefined) return limitRequest(engine, request, reply);
-  });
+  // Both hooks are added; each route's limit runs in the one its options name.
+  const limitIn = (when: FastifyHook) =>
+    async function floodgateRateLimit(request: FastifyRequest, reply: FastifyReply) {
+      if (when === 'preHandler' && !preHandlerUsed) return;
+      const { config, method, url } = request.routeOptions;
+      const limited = engineFor(routeConfig(fastify, config), method, url);
+      if (limited?.hook === when) return limitRequest(limited.engine, request, reply);
+    };
+  fastify.addHook('onRequest', limitIn('onRequest'));
+  fastify.addHook('preHandler', limitIn('preHandler'));
 
   // CORS plugins may (re)write the expose list after our hook: merge once more at send time.
   fastify.addHook('onSend', async (request, reply, payload) => {
@@ -268,9 +321,48 @@ Object.assign(plugin, {
  */
 export const rateLimit = plugin;
 
+/**
+ * A Fastify `onRequest` hook limiting requests in flight per identity: add it app-wide
+ * (`addHook`) or to a route (`onRequest`). It acquires a lease before the handler and releases
+ * it when the response finished or the connection closed; a denial is a 429 (or `status: 503`)
+ * with `Retry-After`. Throws `FloodgateError('INVALID_OPTION')` on bad options, when called.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import { concurrencyLimit } from '@floodgate/http/fastify';
+ * import { MemoryStore } from '@floodgate/memory';
+ * import Fastify from 'fastify';
+ *
+ * const limiter = createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' });
+ * const app = Fastify();
+ * app.post('/export', { onRequest: concurrencyLimit({ limiter }) }, async () => 'ok');
+ * ```
+ */
+export function concurrencyLimit(
+  options: ConcurrencyLimitOptions<FastifyRequest>,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
+  const enter = createConcurrencyEngine(options as ConcurrencyLimitOptions);
+  return async function floodgateConcurrencyLimit(request, reply) {
+    const path = pathOf(request.url);
+    const route = request.routeOptions?.url;
+    const framework = frameworkOf(request.server);
+    const admission = await enter(incomingView(request.raw, request, path, route, framework));
+    if (admission.action === 'respond') {
+      return reply.code(admission.status).headers(admission.headers).send(admission.body);
+    }
+    if (tieRelease(reply.raw, admission.release)) return undefined;
+    // The client left while the lease was acquired: Fastify runs nothing more for it.
+    reply.hijack();
+    reply.raw.destroy();
+    return reply;
+  };
+}
+
+export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
 export type {
   LimitedContext,
   LimitedResponse,
   RateLimitRequest,
   RateLimitRule,
 } from '../shared/types.js';
+export type { FastifyHook } from './hook.js';

@@ -3,6 +3,8 @@
  * runtimes, route handlers, Bun, Deno). Uses only Web APIs.
  */
 import { FloodgateError } from '@floodgate/core';
+import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import { denialResponse, releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
 import { lazyAddress } from '../shared/lazy-address.js';
 import { isLatestReport, rateLimitOf } from '../shared/ledger.js';
@@ -186,6 +188,90 @@ export function rateLimit<A extends unknown[] = unknown[]>(
   return limiter;
 }
 
+/**
+ * Options of the fetch `concurrencyLimit`: the shared ones, and `getAddress` as `rateLimit` has it.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import type { FetchConcurrencyLimitOptions } from '@floodgate/http/fetch';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const options: FetchConcurrencyLimitOptions = {
+ *   limiter: createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' }),
+ *   getAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
+ * };
+ * ```
+ */
+export interface FetchConcurrencyLimitOptions<A extends unknown[] = unknown[]>
+  extends ConcurrencyLimitOptions<Request> {
+  /** The client's address for `ipKey()`. @default none: `ipKey()` fails */
+  getAddress?: (request: Request, ...rest: A) => string | undefined;
+}
+
+/**
+ * The fetch `concurrencyLimit`: only a wrapper, since the lease lives as long as the response.
+ * @example
+ * ```ts
+ * import type { FetchConcurrencyLimiter } from '@floodgate/http/fetch';
+ *
+ * declare const inFlight: FetchConcurrencyLimiter;
+ * export default { fetch: inFlight.wrap(async () => new Response('ok')) };
+ * ```
+ */
+export interface FetchConcurrencyLimiter<A extends unknown[] = unknown[]> {
+  /** Wraps a handler: denials are answered; an admitted request holds a lease until its response is done. */
+  wrap<B extends A>(
+    handler: (request: Request, ...rest: B) => Response | Promise<Response>,
+  ): (request: Request, ...rest: B) => Promise<Response>;
+}
+
+/**
+ * Limits requests in flight per identity for a fetch handler: acquires a lease before the
+ * handler, releases it once the response body has been read to its end, or cancelled, or the
+ * request's signal aborted (the client went away). A denial is a 429 (or `status: 503`) with
+ * `Retry-After`. Throws `FloodgateError('INVALID_OPTION')` on bad options, when called.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import { concurrencyLimit } from '@floodgate/http/fetch';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' });
+ * const inFlight = concurrencyLimit({
+ *   limiter,
+ *   getAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
+ * });
+ * export default { fetch: inFlight.wrap(async () => new Response('ok')) };
+ * ```
+ */
+export function concurrencyLimit<A extends unknown[] = unknown[]>(
+  options: FetchConcurrencyLimitOptions<A>,
+): FetchConcurrencyLimiter<A> {
+  const { getAddress, ...shared } = options ?? {};
+  if (getAddress !== undefined && typeof getAddress !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
+  }
+  const enter = createConcurrencyEngine(shared as ConcurrencyLimitOptions);
+  return {
+    wrap:
+      (handler) =>
+      async (request, ...rest) => {
+        const admission = await enter(view(request, () => getAddress?.(request, ...rest)));
+        if (admission.action === 'respond') return denialResponse(admission);
+        releaseOnAbort(request.signal, admission.release);
+        let response: Response;
+        try {
+          response = await handler(request, ...rest);
+        } catch (error) {
+          admission.release();
+          throw error;
+        }
+        return releaseAfter(response, admission.release);
+      },
+  };
+}
+
+export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
 export type {
   LimitedContext,
   LimitedResponse,

@@ -4,6 +4,8 @@
  */
 import { type Decision, FloodgateError } from '@floodgate/core';
 import type { Context, MiddlewareHandler } from 'hono';
+import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import { releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
 import { lazyAddress } from '../shared/lazy-address.js';
 import { isLatestReport } from '../shared/ledger.js';
@@ -153,6 +155,66 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
   };
 }
 
+/**
+ * Options of the Hono `concurrencyLimit`: the shared ones, and `getAddress` as `rateLimit` has it.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import type { HonoConcurrencyLimitOptions } from '@floodgate/http/hono';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const options: HonoConcurrencyLimitOptions = {
+ *   limiter: createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' }),
+ *   getAddress: (c) => c.req.header('cf-connecting-ip'),
+ * };
+ * ```
+ */
+export interface HonoConcurrencyLimitOptions extends ConcurrencyLimitOptions<Context> {
+  /** The client's address for `ipKey()`. @default the node-server socket's address */
+  getAddress?: (c: Context) => string | undefined;
+}
+
+/**
+ * Hono middleware limiting requests in flight per identity: acquires a lease before the
+ * handler and releases it once the response body has been sent, or the client went away (the
+ * body cancelled, the request's signal aborted). A denial is a 429 (or `status: 503`) with
+ * `Retry-After`. Throws `FloodgateError('INVALID_OPTION')` on bad options, when called.
+ * @example
+ * ```ts
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import { concurrencyLimit } from '@floodgate/http/hono';
+ * import { MemoryStore } from '@floodgate/memory';
+ * import { Hono } from 'hono';
+ *
+ * const limiter = createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' });
+ * const app = new Hono();
+ * app.use('/export/*', concurrencyLimit({ limiter }));
+ * ```
+ */
+export function concurrencyLimit(options: HonoConcurrencyLimitOptions): MiddlewareHandler {
+  const { getAddress = nodeServerAddress, ...shared } = options ?? {};
+  if (typeof getAddress !== 'function') {
+    throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
+  }
+  const enter = createConcurrencyEngine(shared as ConcurrencyLimitOptions);
+  return async (c, next) => {
+    const admission = await enter(view(c, () => getAddress(c)));
+    if (admission.action === 'respond') {
+      c.res = c.body(admission.body, admission.status as 429, admission.headers);
+      return c.res;
+    }
+    releaseOnAbort(c.req.raw.signal, admission.release);
+    try {
+      await next();
+    } catch (error) {
+      admission.release();
+      throw error;
+    }
+    c.res = releaseAfter(c.res, admission.release);
+  };
+}
+
+export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
 export type {
   LimitedContext,
   LimitedResponse,

@@ -222,6 +222,22 @@ function trustOf(setting: TrustProxy | undefined): TrustFunction {
   return trust;
 }
 
+// Each ipKey's own trust setting, so the allowList reads the client address the same way.
+const ownTrustOf = new WeakMap<KeyFunction, TrustFunction>();
+
+/**
+ * The client address as `key` reads it when `key` is an `ipKey()`: with its own `trustProxy`,
+ * else the framework's trust setting; `undefined` when it is unknown.
+ */
+export function trustedClientAddress(
+  request: RateLimitRequest,
+  key: KeyFunction | undefined,
+): string | undefined {
+  const own = key === undefined ? undefined : ownTrustOf.get(key);
+  const address = clientAddress(request, own ?? trustOf(request.framework?.trustProxy));
+  return address === undefined || address === '' ? undefined : stripPort(address);
+}
+
 const OPTION_NAMES = {
   trustProxy: true,
   ipv6Prefix: true,
@@ -253,7 +269,7 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   const ownTrust = own === undefined ? undefined : compileTrust(own);
   const v6 = checkPrefix(options.ipv6Prefix, 56, 128, 'ipv6Prefix');
   const v4 = checkPrefix(options.ipv4Prefix, 32, 32, 'ipv4Prefix');
-  return (request) => {
+  const keyFunction: KeyFunction = (request) => {
     const setting = own ?? request.framework?.trustProxy;
     const trust = ownTrust ?? trustOf(setting);
     const address = clientAddress(request, trust);
@@ -276,4 +292,6 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
     }
     return key;
   };
+  if (ownTrust !== undefined) ownTrustOf.set(keyFunction, ownTrust);
+  return keyFunction;
 }

@@ -4,6 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Decision } from '@floodgate/core';
+import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import { admitIncoming } from '../shared/concurrency-io.js';
 import { createEngine } from '../shared/engine.js';
 import { answerFailure, incomingView, limitIncoming, pathOf } from '../shared/node-io.js';
 import type { RateLimitOptions } from '../shared/types.js';
@@ -95,6 +97,45 @@ export function rateLimit(options: NodeRateLimitOptions): NodeRateLimiter {
   };
 }
 
+/**
+ * Concurrency limiting for node:http: acquires a lease for the request's identity, and releases
+ * it when the response finished or the connection closed. Resolves `true` when the request may go
+ * on, `false` when it was answered (429 or 503 with `Retry-After`). Throws
+ * `FloodgateError('INVALID_OPTION')` on bad options, when called.
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+ * import { concurrencyLimit } from '@floodgate/http/node';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = createConcurrencyLimiter({ store: new MemoryStore(), limit: 5, leaseMs: '1m' });
+ * const inFlight = concurrencyLimit({ limiter });
+ * createServer(async (req, res) => {
+ *   if (!(await inFlight(req, res))) return; // answered: too many in flight
+ *   res.end('ok');
+ * }).listen(3000);
+ * ```
+ */
+export function concurrencyLimit(
+  options: ConcurrencyLimitOptions<IncomingMessage>,
+): NodeRateLimiter {
+  const enter = createConcurrencyEngine(options as ConcurrencyLimitOptions);
+  return async (req, res, next) => {
+    let goOn: boolean;
+    try {
+      goOn = admitIncoming(res, await enter(incomingView(req, req, pathOf(req.url), undefined)));
+    } catch (error) {
+      if (next !== undefined) next(error);
+      else answerFailure(res);
+      return false;
+    }
+    if (goOn) next?.();
+    return goOn;
+  };
+}
+
+export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
 export type {
   LimitedContext,
   LimitedResponse,

@@ -1,4 +1,5 @@
 import { type Decision, FloodgateError, type Limiter, mergeDecisions } from '@floodgate/core';
+import type { AllowList } from './allow-list.js';
 import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
 import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
@@ -102,6 +103,8 @@ const PASS: Outcome = Object.freeze({
   decision: undefined,
 });
 const PROBLEM_JSON = 'application/problem+json';
+/** `evaluateRules`' answer for a request whose key is on the allow list: nothing was charged. */
+const ALLOWED = Symbol('allowed');
 
 /**
  * An admitted-but-delayed decision turned into a denial that says when its turn would have come.
@@ -131,6 +134,9 @@ async function chooseLimiter(
   return chosen;
 }
 
+// Decisions made by shadow-mode limiters (`Limiter.shadow`): they hold nothing back.
+const shadowed = new WeakSet<Decision>();
+
 /**
  * Evaluates the rules in order. After a denial the remaining rules are only peeked (reported,
  * not charged): a request that is refused anyway should not use up other quotas.
@@ -138,12 +144,19 @@ async function chooseLimiter(
 async function evaluateRules(
   rules: readonly ResolvedRule[],
   request: RateLimitRequest,
+  allowList: AllowList | undefined,
   charges: Charge[] | undefined,
-): Promise<Decision[]> {
+): Promise<Decision[] | typeof ALLOWED> {
+  // Listed identities are looked for among every rule's key before any rule is charged.
+  const keys: (string | undefined)[] = [];
+  if (allowList?.hasKeys === true) {
+    for (const rule of rules) keys.push(await rule.key(request));
+    if (allowList.keyAllowed(keys)) return ALLOWED;
+  }
   const decisions: Decision[] = [];
   let denied = false;
-  for (const rule of rules) {
-    const key = await rule.key(request);
+  for (const [i, rule] of rules.entries()) {
+    const key = i < keys.length ? keys[i] : await rule.key(request);
     if (key === undefined) continue;
     const limiter = await chooseLimiter(rule, request);
     if (limiter === undefined) continue;
@@ -153,6 +166,7 @@ async function evaluateRules(
     }
     const cost = typeof rule.cost === 'function' ? await rule.cost(request) : rule.cost;
     const decision = await limiter.limit(key, { cost });
+    if (limiter.shadow === true) shadowed.add(decision);
     if (!decision.allowed) denied = true;
     // Only what the limiter's store charged: a fallback's admission is not the store's to refund.
     else if (charges !== undefined && decision.reason === undefined) {
@@ -243,10 +257,13 @@ export function createEngine(
     const charges: Charge[] | undefined = settings.refundOn === undefined ? undefined : [];
     try {
       if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
-      const decisions = await evaluateRules(settings.rules, request, charges);
-      if (decisions.length === 0) return PASS;
+      if (settings.allowList?.addressAllowed(request) === true) return PASS;
+      const decisions = await evaluateRules(settings.rules, request, settings.allowList, charges);
+      if (decisions === ALLOWED || decisions.length === 0) return PASS;
       let own = mergeDecisions(decisions);
-      const delayMs = settings.delay ? own.delayMs : 0;
+      // Only shadow-mode limiters decided: report, never act (no delay, no 429, no Retry-After).
+      const shadow = decisions.every((d) => shadowed.has(d));
+      const delayMs = settings.delay && !shadow ? own.delayMs : 0;
       if (
         delayMs > settings.maxDelayMs ||
         (holding && delayMs > 0 && heldCount() >= settings.maxQueued)
@@ -256,7 +273,10 @@ export function createEngine(
         own = refusedForDelay(own);
       }
       const decision = withPrior(request.raw, own);
-      const { headers, retryAfter } = decisionHeaders(decision, settings.headers);
+      const { headers, retryAfter } =
+        shadow && !settings.shadowHeaders
+          ? { headers: {}, retryAfter: undefined }
+          : decisionHeaders(decision, settings.headers);
       const expose = settings.exposeHeaders ? Object.keys(headers) : [];
       const settle = charges === undefined ? undefined : settlerFor(settings, request, charges);
       let outcome: Outcome;

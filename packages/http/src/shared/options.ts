@@ -1,7 +1,9 @@
 import { createLimiter, FloodgateError, type Limiter, type Policy } from '@floodgate/core';
 import { checkOptions, durationStringMs, type OptionNames } from '@floodgate/core/internal';
 import { ipKey } from '../keys/ip.js';
+import { type AllowList, compileAllowList } from './allow-list.js';
 import { peerOptionHint } from './peer-options.js';
+import { choosePolicy } from './policy-choice.js';
 import { report } from './report.js';
 import type { HeaderSettings } from './response.js';
 import type {
@@ -26,6 +28,7 @@ export interface Settings {
   readonly rules: readonly ResolvedRule[];
   readonly headers: HeaderSettings;
   readonly exposeHeaders: boolean;
+  readonly shadowHeaders: boolean;
   readonly skip: RateLimitOptions['skip'];
   /** `skipSuccessfulRequests` / `skipFailedRequests`: which finished responses are refunded. */
   readonly refundOn: { readonly success: boolean; readonly failure: boolean } | undefined;
@@ -37,6 +40,7 @@ export interface Settings {
   readonly maxDelayMs: number;
   readonly maxQueued: number;
   readonly validator: Validator;
+  readonly allowList: AllowList | undefined;
 }
 
 const OPTION_NAMES = {
@@ -55,6 +59,7 @@ const OPTION_NAMES = {
   legacyHeaders: true,
   retryAfterJitter: true,
   exposeHeaders: true,
+  shadowHeaders: true,
   skip: true,
   skipSuccessfulRequests: true,
   skipFailedRequests: true,
@@ -68,6 +73,7 @@ const OPTION_NAMES = {
   random: true,
   validate: true,
   onWarning: true,
+  allowList: true,
 } as const satisfies OptionNames<RateLimitOptions>;
 const RULE_NAMES = {
   limiter: true,
@@ -189,7 +195,16 @@ function resolveRule(
   }
   checkFunction(rule.key, `${where}: key`);
   checkCost(rule.cost, `${where}: cost`);
-  const limiter = rule.limiter ?? buildLimiter(options, rule.policy!);
+  const policy = rule.policy!;
+  // Built lazily per choice, but a missing store is a configuration error: said at once.
+  if (typeof policy === 'function' && options.store === undefined) {
+    throw invalid('`policy` needs a `store` (or give a `limiter`)');
+  }
+  const limiter =
+    rule.limiter ??
+    (typeof policy === 'function'
+      ? choosePolicy(policy, (chosen) => buildLimiter(options, chosen), where)
+      : buildLimiter(options, policy));
   return { limiter, key: rule.key ?? defaultKey, cost: rule.cost ?? options.cost ?? 1 };
 }
 
@@ -276,6 +291,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   }
   checkBoolean(options.legacyHeaders, 'legacyHeaders');
   checkBoolean(options.exposeHeaders, 'exposeHeaders');
+  checkBoolean(options.shadowHeaders, 'shadowHeaders');
   checkBoolean(options.delay, 'delay');
   checkFunction(options.skip, 'skip');
   checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests');
@@ -304,6 +320,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
       random: options.random ?? Math.random,
     },
     exposeHeaders: options.exposeHeaders ?? true,
+    shadowHeaders: options.shadowHeaders ?? false,
     skip: options.skip,
     refundOn: success || failure ? { success, failure } : undefined,
     requestWasSuccessful: options.requestWasSuccessful ?? ((_request, status) => status < 400),
@@ -314,5 +331,6 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     maxDelayMs,
     maxQueued,
     validator: createValidator(options.validate, options.onWarning),
+    allowList: compileAllowList(options.allowList, options.key),
   };
 }

@@ -5,7 +5,7 @@
 const WINDOW =
   "the policy's `window` (or `interval`): `policy: fixedWindow({ limit: 100, window: '15m' })` with a `store`";
 const LIMIT =
-  "the policy's `limit`: `policy: fixedWindow({ limit: 100, window: '15m' })` with a `store`, or `limiter: (request) => tierLimiter` per request";
+  "the policy's `limit`: `policy: fixedWindow({ limit: 100, window: '15m' })` with a `store`, or per request `policy: (request) => tierPolicy`";
 const RESPONSE = '`onLimited: (context) => ({ status, headers, body })`';
 const STORE_ERRORS =
   "the limiter's `onStoreError` (`'allow'` lets requests through when the store fails) and `onLimiterError: 'fail-open'`";
@@ -29,7 +29,6 @@ const HINTS: Readonly<Record<string, string>> = {
   onExceeding: RESPONSE,
   onLimitReached: RESPONSE,
   keyGenerator: '`key: (request) => string | undefined` (`ipKey()`, `headerKey(name)`, …)',
-  allowList: '`skip: (request) => boolean`',
   requestPropertyName:
     "none needed, the decision is on `req.rateLimit` (Express, node), `request.rateLimit` (Fastify), `c.get('rateLimit')` (Hono) and `rateLimitOf(request)`",
   identifier: "the policy's `name`",
@@ -41,7 +40,7 @@ const HINTS: Readonly<Record<string, string>> = {
   ban: "the policy's `blockFor`: `fixedWindow({ limit: 100, window: '1m', blockFor: '15m' })`",
   blockDuration:
     "the policy's `blockFor`: `fixedWindow({ limit: 100, window: '1m', blockFor: '15m' })`",
-  hook: 'none, the limit always runs first (`onRequest` on Fastify)',
+  hook: "Fastify's plugin only (`hook: 'onRequest' | 'preHandler'`); elsewhere the limit runs where the middleware is mounted",
   trustProxy: '`key: ipKey({ trustProxy })`',
 };
 

@@ -106,7 +106,10 @@ function problemPolicy(p: PolicyDecision): ProblemPolicy {
  * ```
  */
 export function tooManyRequestsProblem(decision: Decision, retryAfter: number): ProblemDetails {
-  const violated = decision.policies.filter((p) => !p.allowed).map((p) => p.name);
+  // A shadowed policy's denial is reported in `policies`, not named as violated.
+  const violated = decision.policies
+    .filter((p) => !p.allowed && p.shadow !== true)
+    .map((p) => p.name);
   const names = violated.map((n) => JSON.stringify(n)).join(', ');
   return {
     type: 'about:blank',

@@ -79,6 +79,31 @@ export type LimiterChoice<Raw = unknown> =
   | ((request: RateLimitRequest<Raw>) => Awaitable<Limiter | undefined>);
 
 /**
+ * Policies for a limiter the middleware builds on its `store`, or a function choosing them per
+ * request (tiers, `limit` as a function of the request); `undefined` skips the rule. One limiter
+ * is built per distinct set of policies and kept (the 256 most recently used), so a function may
+ * build its policy on every call. Policies of different limits count under different store keys:
+ * a client whose tier changes starts afresh on the new tier's quota, and the old tier's count
+ * expires unused.
+ * @example
+ * ```ts
+ * import { tokenBucket } from '@floodgate/core';
+ * import type { PolicyChoice } from '@floodgate/http';
+ *
+ * const perPlan: PolicyChoice = (request) =>
+ *   tokenBucket({
+ *     name: 'api',
+ *     limit: request.header('x-plan') === 'pro' ? 1000 : 100,
+ *     interval: '1m',
+ *   });
+ * ```
+ */
+export type PolicyChoice<Raw = unknown> =
+  | Policy
+  | readonly Policy[]
+  | ((request: RateLimitRequest<Raw>) => Awaitable<Policy | readonly Policy[] | undefined>);
+
+/**
  * Units a request costs: a number, or a function of the request.
  * @example
  * ```ts
@@ -141,8 +166,11 @@ export type JitterRange = JitterBound | readonly [JitterBound, JitterBound];
 export interface RateLimitRule<Raw = unknown> {
   /** The limiter, or a per-request choice of limiter. Give this or `policy`. @default none */
   limiter?: LimiterChoice<Raw>;
-  /** Policies for a limiter built on the middleware's `store`. Give this or `limiter`. @default none */
-  policy?: Policy | readonly Policy[];
+  /**
+   * Policies for a limiter built on the middleware's `store`, or a function of the request
+   * choosing them. Give this or `limiter`. @default none
+   */
+  policy?: PolicyChoice<Raw>;
   /** @default the middleware's `key` (itself `ipKey()` by default) */
   key?: KeyFunction<Raw>;
   /** @default the middleware's `cost` (itself 1 by default) */
@@ -268,8 +296,24 @@ export interface RateLimitOptions<Raw = unknown> {
    * `rules`. @default none
    */
   limiter?: LimiterChoice<Raw>;
-  /** Policies for a limiter the middleware builds on `store`. @default none */
-  policy?: Policy | readonly Policy[];
+  /**
+   * Policies for a limiter the middleware builds on `store`, or a function of the request
+   * choosing them (`limit` per request: see `PolicyChoice`). @default none
+   * @example
+   * ```ts
+   * import { fixedWindow } from '@floodgate/core';
+   * import { rateLimit } from '@floodgate/http/node';
+   * import { MemoryStore } from '@floodgate/memory';
+   *
+   * const basic = fixedWindow({ name: 'api', limit: 100, window: '1m' });
+   * const premium = fixedWindow({ name: 'api', limit: 1000, window: '1m' });
+   * const limit = rateLimit({
+   *   store: new MemoryStore(),
+   *   policy: (request) => (request.header('x-plan') === 'premium' ? premium : basic),
+   * });
+   * ```
+   */
+  policy?: PolicyChoice<Raw>;
   /** The store for `policy` (and for `policy` in `rules`). @default none */
   store?: Store;
   /** Key prefix of limiters built from `policy`. @default 'floodgate' */
@@ -299,6 +343,37 @@ export interface RateLimitOptions<Raw = unknown> {
   retryAfterJitter?: JitterRange;
   /** Add the rate-limit header names to `Access-Control-Expose-Headers`. @default true */
   exposeHeaders?: boolean;
+  /**
+   * Send the `RateLimit` headers for a request decided by shadow-mode limiters only (a limiter
+   * with `shadow: true`, or all of whose policies are shadowed). Such a request is never
+   * answered `429`, never held for a leaky bucket's delay, and never gets `Retry-After`.
+   * @default false
+   */
+  shadowHeaders?: boolean;
+  /**
+   * Clients never limited: IP addresses and CIDR ranges (IPv4-mapped IPv6 included) matched
+   * against the client address as `ipKey()` reads it (the `trustProxy` of `key` when it is an
+   * `ipKey()`, else the framework's trust setting), and identities matched against the key any
+   * rule computes. Checked before the store is asked: a listed client is not counted and gets no
+   * headers, as with `skip`. @default none
+   * @example
+   * ```ts
+   * import { fixedWindow } from '@floodgate/core';
+   * import { firstKey, headerKey, ipKey } from '@floodgate/http';
+   * import { rateLimit } from '@floodgate/http/node';
+   * import { MemoryStore } from '@floodgate/memory';
+   *
+   * declare const apiKeys: { has(key: string): boolean };
+   * const limit = rateLimit({
+   *   store: new MemoryStore(),
+   *   policy: fixedWindow({ name: 'api', limit: 100, window: '1m' }),
+   *   key: firstKey(headerKey('x-api-key', { verify: (value) => apiKeys.has(value) }), ipKey()),
+   *   // Internal networks, and the batch job's API key (keys read `header:<name>:<value>`).
+   *   allowList: ['10.0.0.0/8', '2001:db8::/32', 'header:x-api-key:batch-job-key'],
+   * });
+   * ```
+   */
+  allowList?: readonly string[];
   /** Requests for which this returns true are not counted and get no headers. @default none */
   skip?: (request: RateLimitRequest<Raw>) => Awaitable<boolean>;
   /**

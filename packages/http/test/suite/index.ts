@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { suiteContext } from '../support/context.js';
 import type { Harness, StoreFactory } from '../support/harness.js';
+import { controlTests } from './control.js';
 import { delayTests } from './delays.js';
 import { failureTests } from './failures.js';
 import { headerTests } from './headers.js';
@@ -8,6 +9,7 @@ import { keyTests } from './keys.js';
 import { optionTests } from './options.js';
 import { policyTests } from './policies.js';
 import { refundTests } from './refunds.js';
+import { shadowTests } from './shadow.js';
 import { stackingTests } from './stacking.js';
 
 /** The one behavioural suite: every adapter runs it against its real framework on a real port. */
@@ -22,5 +24,7 @@ export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
     stackingTests(ctx);
     delayTests(ctx);
     refundTests(ctx);
+    shadowTests(ctx);
+    controlTests(ctx);
   });
 }

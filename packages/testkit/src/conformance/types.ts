@@ -161,6 +161,11 @@ export interface ConformanceOptions<S extends Store = Store> {
   teardown?(): Awaitable<void>;
   /** fast-check runs per random-trace property. Keep modest on remote stores. @default 40 */
   numRuns?: number;
+  /**
+   * Runs the concurrency limiter's tests (the lease capability, `LeaseStore`), which fail on a
+   * store without it. Every Floodgate store has it; set false for one that does not. @default true
+   */
+  concurrency?: boolean;
   /** Per-test timeout in ms handed to `it`. @default 60_000 */
   timeoutMs?: number;
 }

@@ -6,6 +6,10 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
+import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+import { isLeaseStore } from '@floodgate/core/store';
+import { registerControls } from '../conformance/controls.js';
+import { makeHarness } from '../conformance/harness.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
@@ -77,6 +81,25 @@ export function redisClusterTests<C>(
     describe(`${adapter.name} on a Redis Cluster (3 masters, 3 replicas)`, () => {
       const tag = tagOf(adapter);
 
+      // The conformance tests of shadow mode and wait(), on the cluster (server clock).
+      describe('conformance: shadow mode and wait()', () => {
+        let shared: C | undefined;
+        beforeAll(async () => {
+          shared = await openCluster(adapter);
+        });
+        afterAll(async () => {
+          if (shared !== undefined) await adapter.disconnect(shared);
+        });
+        const name = `${adapter.name} on a Redis Cluster`;
+        registerControls(
+          makeHarness(api, {
+            name,
+            controlsTime: false,
+            makeStore: () => adapter.makeStore(shared!),
+          }),
+        );
+      });
+
       it('runs each multi-policy decision as one script on the master owning the identity', async () => {
         const client = await openCluster(adapter);
         try {
@@ -146,6 +169,41 @@ export function redisClusterTests<C>(
           await limiter.refund(identities[0]!, { cost: 1 });
           const after = await limiter.peek(identities[0]!);
           expect(after.policies.map((p) => p.remaining)).toEqual([2, 10]);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+
+      it('holds concurrency leases per identity on the master owning it', async () => {
+        const client = await openCluster(adapter);
+        try {
+          const store = adapter.makeStore(client);
+          if (!isLeaseStore(store)) throw new TypeError(`${adapter.name}: no lease support`);
+          const limiter = createConcurrencyLimiter({
+            store,
+            limit: 4,
+            leaseMs: '1m',
+            prefix: `cc-${tag}`,
+            timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
+          });
+          const identities = Array.from({ length: 30 }, (_, i) => `user-${i}`);
+          const leases = await Promise.all(
+            identities.flatMap((id) =>
+              Array.from({ length: 7 }, () => limiter.acquire(id).then((l) => [id, l] as const)),
+            ),
+          );
+          const owners = new Set<number>();
+          for (const id of identities) {
+            expect(leases.filter(([i, l]) => i === id && l.allowed)).toHaveLength(4);
+            const master = await cluster.masterOf(limiter.key(id));
+            owners.add(master.port);
+            expect(await redisCommand(master.port, ['ZCARD', limiter.key(id)])).toBe(4);
+          }
+          expect(owners.size).toBe(3);
+          await Promise.all(leases.map(([, l]) => l.release()));
+          const master = await cluster.masterOf(limiter.key('user-0'));
+          expect(await redisCommand(master.port, ['EXISTS', limiter.key('user-0')])).toBe(0);
+          expect((await limiter.acquire('user-0')).remaining).toBe(3);
         } finally {
           await adapter.disconnect(client);
         }

@@ -9,6 +9,7 @@ import { scriptForKinds } from '@floodgate/core/redis';
 import type { Store } from '@floodgate/core/store';
 import { commandCalls, delta, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
+import { registerRedisLeaseTests } from './leases.js';
 import { expectStoreUnavailable, openClient, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -39,7 +40,7 @@ export interface RedisStoreTestsOptions<C> {
 /**
  * A Redis store on one node: one `EVALSHA` per decision, one `DEL` per reset, TTLs and hash
  * slots, exact admission under concurrency, `NOSCRIPT` recovery, `STORE_UNAVAILABLE` on a closed
- * client, option checks, `remote`/`fallback()`, `rejectIfNotReady`.
+ * client, option checks, `remote`/`fallback()`, `rejectIfNotReady`; the concurrency limiter's leases.
  * @example
  * The start of a store package's `test/store.test.ts`:
  * ```ts
@@ -69,6 +70,7 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         await adapter.disconnect(client);
         await adapter.disconnect(piped);
       });
+      registerRedisLeaseTests(api, adapter, server, () => client);
 
       it('sends exactly one EVALSHA per decision and one DEL per reset', async () => {
         const limiter = createLimiter({

@@ -6,7 +6,9 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import { openClient } from './shared.js';
+import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
+import { isLeaseStore } from '@floodgate/core/store';
+import { openClient, sleep } from './shared.js';
 import type { RedisClientOptions, RedisStoreAdapter } from './types.js';
 
 /**
@@ -25,6 +27,11 @@ import type { RedisClientOptions, RedisStoreAdapter } from './types.js';
 export type WorkerRequest =
   | { type: 'limit'; id: number; limiter: string; key: string }
   | { type: 'batch'; id: number; requests: { limiter: string; key: string }[] }
+  // Concurrency (multiprocess-leases.ts): `count` holders at once, each retrying until it has
+  // held a lease for `holdMs`; one lease taken and never released; one attempt, released at once.
+  | { type: 'hold'; id: number; key: string; count: number; holdMs: number }
+  | { type: 'grab'; id: number; key: string }
+  | { type: 'try'; id: number; key: string }
   | { type: 'exit' };
 
 /**
@@ -46,6 +53,9 @@ export interface WorkerReply {
   resetAfterMs?: number;
   /** The worker's `Date.now()` when the decision came back. */
   at?: number;
+  retryAfterMs?: number;
+  /** `hold`: each lease's [granted, about to release] times on the worker's `Date.now()`. */
+  intervals?: [number, number][];
   error?: string;
 }
 
@@ -90,6 +100,34 @@ export async function serveRedisWorker<C>(
     manyTb: make(tokenBucket({ limit: 20, interval: '1d' }), 'many-tb'),
     manyLog: make(slidingWindowLog({ limit: 15, window: '1h' }), 'many-log'),
   };
+  if (!isLeaseStore(store)) throw new Error(`serveRedisWorker: ${name} cannot hold leases`);
+  // As the limiters above: exact counts are under test, not timeouts.
+  const leases = { store, timeoutMs: 10_000 };
+  const holding = createConcurrencyLimiter({
+    ...leases,
+    limit: 10,
+    leaseMs: '1m',
+    prefix: 'mp-cc',
+  });
+  const killed = createConcurrencyLimiter({
+    ...leases,
+    limit: 1,
+    leaseMs: 1500,
+    prefix: 'mp-kill',
+  });
+  const holdOnce = async (key: string, holdMs: number): Promise<[number, number]> => {
+    for (;;) {
+      const lease = await holding.acquire(key);
+      if (lease.allowed) {
+        const from = Date.now();
+        await sleep(holdMs);
+        const to = Date.now();
+        await lease.release();
+        return [from, to];
+      }
+      await sleep(2 + Math.random() * 8);
+    }
+  };
   const failed = (id: number) => (e: Error) => send({ id, error: String(e?.cause ?? e) });
 
   process.on('message', (m: WorkerRequest) => {
@@ -115,6 +153,19 @@ export async function serveRedisWorker<C>(
         (ds) => send({ id: m.id, allowed: ds.map((d) => d.allowed) } satisfies WorkerReply),
         failed(m.id),
       );
+    }
+    if (m.type === 'hold') {
+      Promise.all(Array.from({ length: m.count }, () => holdOnce(m.key, m.holdMs))).then(
+        (intervals) => send({ id: m.id, intervals } satisfies WorkerReply),
+        failed(m.id),
+      );
+    }
+    if (m.type === 'grab' || m.type === 'try') {
+      killed.acquire(m.key).then(async (lease) => {
+        if (m.type === 'try') await lease.release();
+        const at = Date.now();
+        send({ id: m.id, allowed: lease.allowed, retryAfterMs: lease.retryAfterMs, at });
+      }, failed(m.id));
     }
   });
   send({ ready: true });

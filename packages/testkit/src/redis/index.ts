@@ -50,6 +50,7 @@ export {
   type RedisWorkerSpec,
   redisMultiprocessTests,
 } from '../redis-suite/multiprocess.js';
+export { redisLeaseMultiprocessTests } from '../redis-suite/multiprocess-leases.js';
 export {
   type RedisProxyFaultTestsOptions,
   redisProxyFaultTests,

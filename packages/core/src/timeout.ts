@@ -1,0 +1,22 @@
+// A store call bounded in time, shared by the limiter and the concurrency limiter.
+import { FloodgateError } from './errors.js';
+
+// Where there is one, the timeout is decided in the event loop's check phase: a timer that fires
+// late because this process was busy (GC, CPU-bound work) must not beat a reply that arrived in
+// time and waits in the socket; the poll phase in between delivers it first. Taken at load, so
+// fake timers installed later move the timer and leave this hop real.
+const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
+const afterIo: (fn: () => void) => void =
+  immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
+
+/** `promise`, or `STORE_TIMEOUT` after `ms` (decided after pending I/O); as is without `ms`. */
+export function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
+  if (ms === undefined) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    const fail = () =>
+      reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`));
+    timer = setTimeout(() => afterIo(fail), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
