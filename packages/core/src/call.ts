@@ -1,4 +1,4 @@
-import { policyKey } from './keys.js';
+import { callKeys } from './keys.js';
 import type { StoreCall } from './store-types.js';
 import type { Policy } from './types.js';
 
@@ -26,14 +26,14 @@ export class LimiterCall implements StoreCall {
     /** The encoded identity. */
     public identity: string,
     public cost: number,
-    public mode: 'limit' | 'peek',
+    public mode: StoreCall['mode'],
     deadline?: number,
   ) {
     if (deadline !== undefined) (this as { deadline?: number }).deadline = deadline;
   }
 
   /** The same call object for the next decision of its limiter (never one with a deadline). */
-  refill(identity: string, cost: number, mode: 'limit' | 'peek'): this {
+  refill(identity: string, cost: number, mode: StoreCall['mode']): this {
     this.identity = identity;
     this.cost = cost;
     this.mode = mode;
@@ -42,13 +42,7 @@ export class LimiterCall implements StoreCall {
   }
 
   get keys(): readonly string[] {
-    if (this.#keys === undefined) {
-      const ps = this.policies;
-      const keys = new Array<string>(ps.length);
-      for (let i = 0; i < ps.length; i++)
-        keys[i] = policyKey(this.prefix, this.identity, ps[i]!.id);
-      this.#keys = keys;
-    }
+    if (this.#keys === undefined) this.#keys = callKeys(this.prefix, this.identity, this.policies);
     return this.#keys;
   }
 

@@ -10,7 +10,7 @@ export { durationStringMs } from './duration.js';
 export { checkOptions, type OptionNames } from './options.js';
 export { newVerdict, type Verdict } from './policies/common.js';
 export { fixedWindowKernel } from './policies/fixed_window.js';
-export type { Kernel, PerCallParams, PolicyKindRow } from './policies/kinds.js';
+export type { Kernel, PerCallParams, PolicyKindRow, RefundKernel } from './policies/kinds.js';
 export { leakyBucketKernel } from './policies/leaky_bucket.js';
 export { quotaKernel, quotaPeriodEnd } from './policies/quota.js';
 export { slidingWindowKernel } from './policies/sliding_window.js';

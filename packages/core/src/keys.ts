@@ -89,3 +89,37 @@ export function validatePrefix(prefix: unknown): asserts prefix is string {
 export function policyKey(prefix: string, encodedIdentity: string, policyId: string): string {
   return `${prefix}:{${encodedIdentity}}:${policyId}`;
 }
+
+/**
+ * The key holding a blocking policy's block (its `blockFor` penalty): the policy's key and
+ * `:blk`, so it shares the identity's hash tag (one cluster slot) and `reset` deletes it with the
+ * policy's key.
+ * @example
+ * ```ts
+ * import { tokenBucket } from '@floodgate/core';
+ * import { blockKey, encodeIdentity, policyKey } from '@floodgate/core/store';
+ *
+ * const policy = tokenBucket({ limit: 100, interval: '1m', blockFor: '15m' });
+ * const key = blockKey(policyKey('api', encodeIdentity('user_42'), policy.id)); // 'api:{user_42}:tb:…:blk'
+ * ```
+ */
+export function blockKey(policyKeyOf: string): string {
+  return `${policyKeyOf}:blk`;
+}
+
+/**
+ * A call's keys: one per policy, in order, then one block key per blocking policy, in order.
+ * Policies without `blockFor` add none, so their calls carry exactly the keys they always did.
+ */
+export function callKeys(
+  prefix: string,
+  encodedIdentity: string,
+  policies: readonly { readonly id: string; readonly blockForMs?: number }[],
+): string[] {
+  const n = policies.length;
+  const keys = new Array<string>(n);
+  for (let i = 0; i < n; i++) keys[i] = policyKey(prefix, encodedIdentity, policies[i]!.id);
+  for (let i = 0; i < n; i++)
+    if (policies[i]!.blockForMs !== undefined) keys.push(blockKey(keys[i]!));
+  return keys;
+}

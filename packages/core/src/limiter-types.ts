@@ -166,8 +166,16 @@ export interface Limiter {
   limit(identity: string, options?: { cost?: number }): Promise<Decision>;
   /** Charges nothing: remaining as it stands; `allowed` says whether one more unit would pass now. */
   peek(identity: string): Promise<Decision>;
-  /** Forgets the identity in every policy. */
+  /** Forgets the identity in every policy, and lifts its blocks (`blockFor`). */
   reset(identity: string): Promise<void>;
+  /**
+   * Gives back `cost` units (default 1) that an admission charged, to every policy, atomically
+   * and in one store round trip: for a request that should not count after all (an HTTP
+   * response that failed or succeeded, a job that did nothing). It never gives back more than
+   * the identity has charged in the policy's current window (each kind's rule is in
+   * docs/algorithms.md), and leaves blocks (`blockFor`) as they are. A store failure rejects.
+   */
+  refund(identity: string, options?: { cost?: number }): Promise<void>;
   /**
    * Waits for a turn: resolves with an admitted decision once every policy admits `cost` (after
    * sleeping a leaky bucket's `delayMs`: a resolved wait means go now). Waiters of one identity

@@ -3,7 +3,7 @@ import { Breaker, type BreakerState } from './breaker.js';
 import { LimiterCall } from './call.js';
 import { toDecision } from './decision.js';
 import { FloodgateError, isCallerError, storeError } from './errors.js';
-import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
+import { callKeys, encodeIdentity, validateIdentity, validatePrefix } from './keys.js';
 import { timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
 import type { Limiter, LimiterOptions } from './limiter-types.js';
 import { complainer, observed, reporter, storeKind, timedStore, watchBreaker } from './observe.js';
@@ -85,7 +85,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     validateIdentity(identity);
     return encodeIdentity(identity);
   };
-  const keysOf = (id: string): string[] => policies.map((p) => policyKey(prefix, id, p.id));
+  // With block keys: a reset lifts the identity's blocks too.
+  const keysOf = (id: string): string[] => callKeys(prefix, id, policies);
 
   /** The decision `onStoreError` makes when the store cannot. */
   async function fallBack(
@@ -194,6 +195,40 @@ export function createLimiter(options: LimiterOptions): Limiter {
     breaker?.success();
   }
 
+  /** The store's refund, bounded and counted by the breaker like a decision. */
+  async function refundStore(call: StoreCall): Promise<void> {
+    if (breaker !== undefined && !breaker.admit()) throw open();
+    try {
+      await withTimeout(store.evaluate(call), timeoutMs);
+    } catch (cause) {
+      if (isCallerError(cause)) {
+        breaker?.release();
+        throw cause;
+      }
+      const error = storeError(cause);
+      breaker?.failure(error);
+      throw error;
+    }
+    breaker?.success();
+  }
+
+  /** `cost` as `limit()` checks it: a positive safe integer no policy's capacity is below. */
+  function costOf(opts: { cost?: number } | undefined, method: string): number {
+    // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
+    if (opts !== undefined && !onlyCost(opts)) {
+      throw new FloodgateError('INVALID_OPTION', `${method}() takes { cost } as its options`);
+    }
+    // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
+    const cost = opts?.cost === undefined ? 1 : opts.cost;
+    if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+      throw new FloodgateError(
+        'INVALID_COST',
+        `cost must be a positive safe integer, got ${String(cost)}`,
+      );
+    }
+    return cost;
+  }
+
   async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
     const cached = cache.lookup(id, cost, clock());
     // A shadow denial is an admission: never cached, so never served from the cache.
@@ -210,7 +245,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (id: string, cost: number, mode: 'limit' | 'peek'): LimiterCall =>
+  const callOf = (id: string, cost: number, mode: StoreCall['mode']): LimiterCall =>
     new LimiterCall(
       policies,
       prefix,
@@ -234,18 +269,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     shadow: shadow === true,
     limit(identity, opts) {
       try {
-        // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
-        if (opts !== undefined && !onlyCost(opts)) {
-          throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
-        }
-        // Only a missing cost means 1: `{ cost: null }` is a caller's bug, not a default.
-        const cost = opts?.cost === undefined ? 1 : opts.cost;
-        if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-          throw new FloodgateError(
-            'INVALID_COST',
-            `cost must be a positive safe integer, got ${String(cost)}`,
-          );
-        }
+        const cost = costOf(opts, 'limit');
         const id = idOf(identity);
         if (cost > capacity) {
           throw new FloodgateError(
@@ -293,6 +317,25 @@ export function createLimiter(options: LimiterOptions): Limiter {
         if (l.status === 'rejected') throw l.reason;
       } finally {
         // A denial that was in flight during the reset may predate it: it must not be cached.
+        blocked?.invalidate(id);
+      }
+    },
+    async refund(identity, opts) {
+      const cost = costOf(opts, 'refund');
+      const id = idOf(identity);
+      // No admission ever charged more than the smallest capacity: nothing to give back.
+      if (cost > capacity) {
+        throw new FloodgateError(
+          'COST_EXCEEDS_CAPACITY',
+          `refund of ${cost} exceeds the largest admissible cost ${capacity}`,
+        );
+      }
+      // The refund frees units: a cached denial of the identity may no longer hold, and one in
+      // flight during the refund may predate it (as for reset).
+      blocked?.invalidate(id);
+      try {
+        await refundStore(callOf(id, cost, 'refund'));
+      } finally {
         blocked?.invalidate(id);
       }
     },

@@ -99,6 +99,7 @@ export function observed(base: Limiter, report: Report): Limiter {
     wait: (identity, options) => settle(base.wait(identity, options), 'wait', identity),
     peek: (identity) => base.peek(identity),
     reset: (identity) => base.reset(identity),
+    refund: (identity, options) => base.refund(identity, options),
   };
 }
 

@@ -19,13 +19,21 @@ import type { Policy } from './types.js';
  * ```
  */
 export interface StoreCall {
-  /** One key per policy, same order as `policies`; all share the identity's hash tag. */
+  /**
+   * One key per policy, same order as `policies`, then one block key per policy with
+   * `blockFor` (`blockKey`), in policy order; all share the identity's hash tag.
+   */
   readonly keys: readonly string[];
   readonly policies: readonly Policy[];
   /** Positive safe integer, already validated against every policy's capacity. */
   readonly cost: number;
-  /** `'limit'` charges when every policy admits; `'peek'` evaluates a cost of 1 and writes nothing. */
-  readonly mode: 'limit' | 'peek';
+  /**
+   * `'limit'` charges when every policy admits; `'peek'` evaluates a cost of 1 and writes nothing;
+   * `'refund'` gives `cost` back to every policy (each kind's rule is in docs/algorithms.md) and
+   * leaves blocks as they are. A refund's results are each policy's as `'limit'` would have
+   * evaluated the cost before the refund, uncharged; the limiter does not read them.
+   */
+  readonly mode: 'limit' | 'peek' | 'refund';
   /**
    * The `performance.now()` instant at which the caller stops waiting (the limiter's
    * `timeoutMs`). A store that can must not charge when it gets to the call later than that: the

@@ -7,7 +7,7 @@
  */
 export { Breaker, type BreakerState } from './breaker.js';
 export { toDecision } from './decision.js';
-export { encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
+export { blockKey, encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
 export {
   isLeaseStore,
   type LeaseGrant,
@@ -16,7 +16,7 @@ export {
   type LeaseStore,
 } from './lease-types.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
-export { evaluateAll, evaluatePolicy } from './policies/compose.js';
+export { evaluateAll, evaluatePolicy, type StateWrite } from './policies/compose.js';
 export { POLICY_KINDS } from './policies/kinds.js';
 export { MAX_LOG_LIMIT } from './policies/sliding_window_log.js';
 export type { PolicyResult, Store, StoreCall } from './store-types.js';

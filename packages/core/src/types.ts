@@ -44,6 +44,11 @@ export interface Policy {
    */
   readonly params: readonly [number, number, number];
   /**
+   * The `blockFor` option in ms: a denial by this policy blocks the identity for this long.
+   * Absent when the policy does not block. Not part of `id` (see docs/algorithms.md, Penalties).
+   */
+  readonly blockForMs?: number;
+  /**
    * Present (and `true`) when the policy was built with `shadow: true`: its denials are reported
    * (`Decision.shadowDenied`), not enforced. Not part of `id`: a shadowed and an enforced copy of
    * a policy share their state.

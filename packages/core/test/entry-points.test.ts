@@ -12,6 +12,7 @@ const STORE_VALUES = [
   'MAX_IDENTITY_BYTES',
   'MAX_LOG_LIMIT',
   'POLICY_KINDS',
+  'blockKey',
   'encodeIdentity',
   'evaluateAll',
   'evaluatePolicy',

@@ -21,7 +21,8 @@ export class MapStore implements Store {
       this.now(),
     );
     writes.forEach((w, i) => {
-      if (w !== undefined) this.states.set(call.keys[i]!, w.state);
+      if (w === null) this.states.delete(call.keys[i]!);
+      else if (w !== undefined) this.states.set(call.keys[i]!, w.state);
     });
     return results;
   }

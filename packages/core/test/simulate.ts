@@ -22,7 +22,8 @@ export function simulate(policies: readonly Policy[], arrivals: readonly Arrival
   return arrivals.map(({ t, cost }) => {
     const { results, writes } = evaluateAll({ keys, policies, cost, mode: 'limit' }, states, t);
     writes.forEach((w, i) => {
-      if (w !== undefined) states[i] = w.state;
+      if (w === null) states[i] = undefined;
+      else if (w !== undefined) states[i] = w.state;
     });
     return { t, cost, allowed: results.every((r) => r.allowed), results };
   });

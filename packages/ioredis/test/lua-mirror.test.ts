@@ -30,7 +30,15 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function readState(key: string, policy: Policy): Promise<PolicyState | undefined> {
+async function readState(
+  key: string,
+  policy: Policy | undefined,
+): Promise<PolicyState | undefined> {
+  if (policy === undefined) {
+    // A block key (blockFor): the ms until which the block runs.
+    const raw = await redis.get(key);
+    return raw === null ? undefined : [Number(raw)];
+  }
   if (policy.kind === 'slidingWindowLog') {
     const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
     if (flat.length === 0) return undefined;
@@ -67,15 +75,17 @@ function randomPolicy(random: () => number): Policy {
   const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
   const limit = pick([1, 2, 3, 7, 10, 100, 1000, 12_345]);
   const w = pick([1, 3, 10, 999, 1000, 60_000, 86_400_000, 7 * 86_400_000]);
+  // A third of the policies block (a penalty key of their own, in the same script run).
+  const blockFor = random() < 0.33 ? { blockFor: pick([1, 50, 1000, 3_600_000]) } : {};
   switch (Math.floor(random() * 6)) {
     case 0:
-      return fixedWindow({ limit, window: w });
+      return fixedWindow({ limit, window: w, ...blockFor });
     case 1:
-      return slidingWindow({ limit, window: w });
+      return slidingWindow({ limit, window: w, ...blockFor });
     case 2:
-      return slidingWindowLog({ limit: Math.min(limit, 100), window: w });
+      return slidingWindowLog({ limit: Math.min(limit, 100), window: w, ...blockFor });
     case 3:
-      return tokenBucket({ limit, interval: w, burst: pick([limit, 1, 5, 1000]) });
+      return tokenBucket({ limit, interval: w, burst: pick([limit, 1, 5, 1000]), ...blockFor });
     case 4: {
       // Limits past 2^53 / (minutes since the epoch) store the string form.
       const big = pick([limit, 1_000_000_000, 9_000_000_000_000]);
@@ -88,10 +98,10 @@ function randomPolicy(random: () => number): Policy {
         'Asia/Kathmandu',
         'Africa/Monrovia',
       ];
-      return quota({ limit: big, per, timeZone: pick(zones) });
+      return quota({ limit: big, per, timeZone: pick(zones), ...blockFor });
     }
     default:
-      return leakyBucket({ limit, interval: w, queue: pick([1, 4, 50]) });
+      return leakyBucket({ limit, interval: w, queue: pick([1, 4, 50]), ...blockFor });
   }
 }
 
@@ -126,11 +136,13 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
                 : -int(0, wmax);
       t = Math.max(0, t + jump);
       const cost = random() < 0.6 ? int(1, seed === 1 ? 700 : 1) : int(1, capacity);
-      const call: StoreCall = { keys, policies, cost, mode: random() < 0.1 ? 'peek' : 'limit' };
-      const states = await Promise.all(keys.map((k, i) => readState(k, policies[i]!)));
+      const m = random();
+      const mode = m < 0.1 ? 'peek' : m < 0.25 ? 'refund' : 'limit';
+      const call: StoreCall = { keys, policies, cost, mode };
+      const states = await Promise.all(keys.map((k, i) => readState(k, policies[i])));
       const expected = evaluateAll(call, states, t);
       const got = await store.evaluate(call);
-      const after = await Promise.all(keys.map((k, i) => readState(k, policies[i]!)));
+      const after = await Promise.all(keys.map((k, i) => readState(k, policies[i])));
       const ttls = await Promise.all(keys.map((k) => redis.pttl(k)));
       const context = `seed ${seed} step ${step} now ${t} cost ${cost} ${call.mode} ${policies.map((p) => `${p.kind}${JSON.stringify(p.params)}`)} states ${JSON.stringify(states)}`;
       if (JSON.stringify(got) !== JSON.stringify(expected.results)) {
@@ -140,15 +152,15 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
       }
       for (let i = 0; i < keys.length; i++) {
         const w = expected.writes[i];
-        const want = w === undefined ? states[i] : w.state;
+        const want = w === undefined ? states[i] : w === null ? undefined : w.state;
         // A write with a TTL of a few ms may legitimately be gone before we read it back.
-        if (w !== undefined && w.ttlMs <= 50 && ttls[i] === -2) continue;
+        if (w && w.ttlMs <= 50 && ttls[i] === -2) continue;
         if (JSON.stringify(after[i]) !== JSON.stringify(want)) {
           failures.push(
             `${context}\n key ${i} state lua ${JSON.stringify(after[i])} ts ${JSON.stringify(want)}`,
           );
         }
-        if (w !== undefined && !(ttls[i]! <= w.ttlMs && ttls[i]! >= Math.max(w.ttlMs - 1000, 0))) {
+        if (w && !(ttls[i]! <= w.ttlMs && ttls[i]! >= Math.max(w.ttlMs - 1000, 0))) {
           failures.push(`${context}\n key ${i} ttl lua ${ttls[i]} ts ${w.ttlMs}`);
         }
       }

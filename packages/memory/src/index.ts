@@ -21,6 +21,7 @@ import {
   type Table,
 } from './entries.js';
 import { EvictionClock, evictionOf } from './eviction.js';
+import { evaluateGeneral } from './general.js';
 import { LeaseTable } from './leases.js';
 
 /**
@@ -133,6 +134,7 @@ export class MemoryStore implements Store, LeaseStore {
     if (r === undefined || r.prefix !== prefix) {
       r = {
         prefix,
+        blocking: policies.some((p) => p.blockForMs !== undefined),
         tables: prefix === undefined ? [] : policies.map((p) => this.#table(`${prefix}{${p.id}`)),
         specs: policies.map(specOf),
       };
@@ -177,6 +179,9 @@ export class MemoryStore implements Store, LeaseStore {
     const id = call.identity;
     // A prefix without an identity (or the reverse) is a call by keys: its tables come from them.
     const res = this.#resolve(call.policies, id === undefined ? undefined : call.prefix);
+    if (res.blocking || call.mode === 'refund') {
+      return evaluateGeneral(call, (name) => this.#table(name), this.#eviction, epoch, now);
+    }
     const specs = res.specs;
     const n = specs.length;
     if (n === 1 && res.prefix !== undefined) return this.#single(call, res, id!, epoch, now);

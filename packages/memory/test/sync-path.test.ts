@@ -31,7 +31,8 @@ class ReferenceStore implements Store {
       this.clock(),
     );
     writes.forEach((w, i) => {
-      if (w !== undefined) this.states.set(call.keys[i]!, w.state);
+      if (w === null) this.states.delete(call.keys[i]!);
+      else if (w !== undefined) this.states.set(call.keys[i]!, w.state);
     });
     return Promise.resolve(results);
   }

@@ -1,4 +1,5 @@
 import type { Store } from '@floodgate/core/store';
+import { registerBlockFor } from './conformance/blockfor.js';
 import { registerCharging } from './conformance/charging.js';
 import { registerConcurrency } from './conformance/concurrency.js';
 import { registerControls } from './conformance/controls.js';
@@ -6,6 +7,7 @@ import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
 import { registerQuota } from './conformance/quota.js';
+import { registerRefund } from './conformance/refund.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
@@ -41,6 +43,8 @@ export function storeConformance<S extends Store>(
     registerValidation(h);
     registerCharging(h);
     registerIdentities(h);
+    registerBlockFor(h);
+    registerRefund(h);
     if (options.concurrency !== false) registerConcurrency(h);
     registerControls(h);
     registerQuota(h);

@@ -1,7 +1,7 @@
 // Looking inside a throw-away Redis from the Redis store tests: which commands clients sent
 // (INFO commandstats), every key with its TTL, where a policy's key lives; plus a seeded PRNG.
 import type { Policy } from '@floodgate/core';
-import { encodeIdentity, policyKey } from '@floodgate/core/store';
+import { blockKey, encodeIdentity, policyKey } from '@floodgate/core/store';
 import { redisCommand } from './resp.js';
 
 /**
@@ -106,7 +106,12 @@ export function rng(seed: number): () => number {
  */
 export function keysFor(prefix: string, identity: string, policies: readonly Policy[]): string[] {
   const id = encodeIdentity(identity);
-  return policies.map((p) => policyKey(prefix, id, p.id));
+  const keys = policies.map((p) => policyKey(prefix, id, p.id));
+  // A limiter's call keys: then one block key per policy with blockFor (StoreCall.keys).
+  policies.forEach((p, i) => {
+    if (p.blockForMs !== undefined) keys.push(blockKey(keys[i]!));
+  });
+  return keys;
 }
 
 /**

@@ -4,9 +4,17 @@
 -- from ARGV), writing its results into ok<i>, rem<i>, rst<i>, rty<i>, dly<i>, nrem<i>, ttl<i> and
 -- what to write into wa<i>, wb<i>, ws<i>; then, when every policy admits and mode is 'limit',
 -- each fragment's @write; then the reply.
--- KEYS: one per policy. ARGV: mode ('limit' | 'peek'), cost, now ('' = Redis TIME), deadline
--- (Redis time in ms after which the caller has given up; '' = none), then per policy the
--- integer parameters its fragment names in @params (the first of Policy.params).
+-- KEYS: one per policy, then one block key per blocking policy (blockFor). ARGV: mode ('limit' |
+-- 'peek' | 'refund'), cost, now ('' = Redis TIME), deadline (Redis time in ms after which the
+-- caller has given up; '' = none), then per policy the integer parameters its fragment names in
+-- @params (the first of Policy.params), then per blocking policy its blockFor in ms.
+-- Mode 'refund' runs each fragment's @refund right after its @eval, on the state @eval read, and
+-- writes nothing else (limiter.refund; compose.ts evaluateAll is its reference).
+-- Penalties: a block key holds the ms until which its policy blocks the identity. While one runs
+-- (until > t), its policy is denied with remaining 0 and retry and reset of at least the time
+-- left, so nothing is charged; otherwise a 'limit' call that a blocking policy denies sets that
+-- policy's block to t + blockFor (PX blockFor), in the same run. Scripts of policies without
+-- blockFor hold no block code: same keys, same commands as before penalties existed.
 -- Reply: per policy allowed (0/1), remaining, reset ms, retry ms, delay ms; then the Redis TIME
 -- read in ms (0 when not read). TIME is read only for the server clock or a deadline. A call past
 -- its deadline writes nothing and replies { 'late', time }: its caller has answered without it,

@@ -1,6 +1,7 @@
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { newVerdict, type PolicyOutcome, type PolicyState, toOutcome } from './common.js';
+import type { RefundKernel } from './kinds.js';
 import { POLICY_TABLE } from './table.js';
 
 /**
@@ -57,9 +58,47 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
 }
 
 /**
+ * A store's write for one key: the new state and its TTL, `null` to delete, undefined to leave.
+ * @example
+ * Applying `evaluateAll`'s writes to a Map of states.
+ * ```ts
+ * import type { PolicyState, StateWrite } from '@floodgate/core/store';
+ *
+ * function apply(states: Map<string, PolicyState>, key: string, w: StateWrite): void {
+ *   if (w === null) states.delete(key);
+ *   else if (w !== undefined) states.set(key, w.state); // expires after w.ttlMs
+ * }
+ * ```
+ */
+export type StateWrite = { state: PolicyState; ttlMs: number } | null | undefined;
+
+/** The policy's refund: its kind's, or resolved for it when the kind has per-call parameters. */
+function refundOf(policy: Policy): RefundKernel {
+  const row = POLICY_TABLE[policy.kind];
+  return row.perCall === undefined ? row.refund : row.perCall.refundFor(policy);
+}
+
+/** A policy's result while its identity is blocked (`left` ms to go): denied, nothing left. */
+function blockedResult(r: PolicyResult, left: number): PolicyResult {
+  return {
+    allowed: false,
+    remaining: 0,
+    resetAfterMs: Math.max(r.resetAfterMs, left),
+    retryAfterMs: Math.max(r.retryAfterMs, left),
+    delayMs: 0,
+  };
+}
+
+/**
  * Evaluates all policies at `now` and says what to write: the reference composition that
- * compose.lua mirrors (all admit, or none is charged). `writes[i]` is the new state and TTL for
- * key i, or undefined to leave it.
+ * compose.lua mirrors (all admit, or none is charged). `states` and `writes` follow `call.keys`:
+ * one per policy, then one per block key (a block's state is `[until]`, in ms). `writes[i]` is
+ * the new state and TTL for key i, `null` to delete it, or undefined to leave it.
+ *
+ * Penalties (`blockFor`): while a blocking policy's block runs (`until > now`), the call is denied,
+ * that policy reports `retryAfterMs` of at least the time left, and nothing is charged or set.
+ * Otherwise a `'limit'` call that a blocking policy denies sets that policy's block to
+ * `now + blockForMs`. `'peek'` reports blocks and sets none; `'refund'` ignores them.
  * @example
  * The heart of a simple in-process store: read the states, decide, write back what it says.
  * ```ts
@@ -69,8 +108,11 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
  * function decide(call: StoreCall) {
  *   const before = call.keys.map((k) => states.get(k));
  *   const { results, writes } = evaluateAll(call, before, Date.now());
- *   // Each write also says when the state may be dropped (ttlMs).
- *   writes.forEach((w, i) => w && states.set(call.keys[i]!, w.state));
+ *   // Each write also says when the state may be dropped (ttlMs); null deletes the key.
+ *   writes.forEach((w, i) => {
+ *     if (w) states.set(call.keys[i]!, w.state);
+ *     else if (w === null) states.delete(call.keys[i]!);
+ *   });
  *   return results;
  * }
  * ```
@@ -79,22 +121,57 @@ export function evaluateAll(
   call: StoreCall,
   states: readonly (PolicyState | undefined)[],
   now: number,
-): { results: PolicyResult[]; writes: ({ state: PolicyState; ttlMs: number } | undefined)[] } {
+): { results: PolicyResult[]; writes: StateWrite[] } {
+  const policies = call.policies;
+  const n = policies.length;
   const peek = call.mode === 'peek';
   const cost = peek ? 1 : call.cost;
   const outcomes: PolicyOutcome[] = [];
   let allowed = true;
-  for (let i = 0; i < call.policies.length; i++) {
-    const o = evaluatePolicy(call.policies[i]!, states[i], now, cost);
+  for (let i = 0; i < n; i++) {
+    const o = evaluatePolicy(policies[i]!, states[i], now, cost);
     if (!o.allowed) allowed = false;
     outcomes.push(o);
   }
-  const charge = allowed && !peek;
   const results: PolicyResult[] = [];
-  const writes: ({ state: PolicyState; ttlMs: number } | undefined)[] = [];
-  for (const o of outcomes) {
-    results.push(resultOf(o, charge, peek));
+  const writes: StateWrite[] = [];
+  if (call.mode === 'refund') {
+    for (let i = 0; i < n; i++) {
+      const p = policies[i]!;
+      const s = states[i];
+      results.push(resultOf(outcomes[i]!, false, false));
+      writes.push(s === undefined ? undefined : refundOf(p)(...p.params, s, now, cost));
+    }
+    return { results, writes };
+  }
+  // The time left on each blocking policy's block (0: none), read from the keys after n.
+  const left: number[] = [];
+  let blocked = false;
+  for (let i = 0, b = n; i < n; i++) {
+    let ms = 0;
+    if (policies[i]!.blockForMs !== undefined) {
+      const s = states[b++];
+      if (s !== undefined && s[0]! > now) ms = s[0]! - now;
+      if (ms > 0) blocked = true;
+    }
+    left.push(ms);
+  }
+  const charge = allowed && !peek && !blocked;
+  const penalize = !allowed && !peek && !blocked;
+  const blockWrites: StateWrite[] = [];
+  for (let i = 0; i < n; i++) {
+    const o = outcomes[i]!;
+    const p = policies[i]!;
+    let r = resultOf(o, charge, peek);
+    let block: StateWrite;
+    if (left[i]! > 0) r = blockedResult(r, left[i]!);
+    else if (penalize && !o.allowed && p.blockForMs !== undefined) {
+      r = blockedResult(r, p.blockForMs);
+      block = { state: [now + p.blockForMs], ttlMs: p.blockForMs };
+    }
+    if (p.blockForMs !== undefined) blockWrites.push(block);
+    results.push(r);
     writes.push(charge ? { state: o.next!, ttlMs: o.nextResetAfterMs } : undefined);
   }
-  return { results, writes };
+  return { results, writes: writes.concat(blockWrites) };
 }

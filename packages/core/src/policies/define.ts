@@ -18,10 +18,23 @@ export interface Named {
   /** Shown in headers and problem bodies. @default e.g. `'100-per-1m'` */
   name?: string;
   /**
+   * A penalty: when this policy denies a `limit()` call, the identity is blocked for this long.
+   * While blocked, every decision of a limiter with this policy is denied with `retryAfterMs` =
+   * the time left on the block, and charges nothing. The block lives in the store (shared by
+   * every process); `limiter.reset(identity)` lifts it. @default no block
+   */
+  blockFor?: Duration;
+  /**
    * Report this policy's denials instead of enforcing them (`Decision.shadowDenied`); the policy
    * keeps its id and state. @default false
    */
   shadow?: boolean;
+}
+
+/** The `blockFor` option in ms, or undefined. */
+function blockForOf(o: Record<string, unknown>, kind: string): number | undefined {
+  if (o.blockFor === undefined) return undefined;
+  return parseDuration(o.blockFor, `${kind}: blockFor`);
 }
 
 export interface WindowOptions extends Named {
@@ -45,6 +58,7 @@ const WINDOW_NAMES = {
   limit: true,
   window: true,
   name: true,
+  blockFor: true,
   shadow: true,
 } as const satisfies OptionNames<WindowOptions>;
 const TOKEN_BUCKET_NAMES = {
@@ -52,6 +66,7 @@ const TOKEN_BUCKET_NAMES = {
   interval: true,
   burst: true,
   name: true,
+  blockFor: true,
   shadow: true,
 } as const satisfies OptionNames<TokenBucketOptions>;
 const LEAKY_BUCKET_NAMES = {
@@ -59,6 +74,7 @@ const LEAKY_BUCKET_NAMES = {
   interval: true,
   queue: true,
   name: true,
+  blockFor: true,
   shadow: true,
 } as const satisfies OptionNames<LeakyBucketOptions>;
 const QUOTA_NAMES = {
@@ -66,6 +82,7 @@ const QUOTA_NAMES = {
   per: true,
   timeZone: true,
   name: true,
+  blockFor: true,
   shadow: true,
 } as const satisfies OptionNames<QuotaOptions>;
 
@@ -102,7 +119,19 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
       `${kind}: limit × window is too large to count exactly`,
     );
   }
-  return shadowed(buildPolicy(row, o.name, limit, windowMs, limit, [limit, windowMs, 0]), o.shadow);
+  return shadowed(
+    buildPolicy(
+      row,
+      o.name,
+      limit,
+      windowMs,
+      limit,
+      [limit, windowMs, 0],
+      undefined,
+      blockForOf(o, kind),
+    ),
+    o.shadow,
+  );
 }
 
 /**
@@ -137,7 +166,16 @@ export function bucketPolicy(
     );
   }
   return shadowed(
-    buildPolicy(row, o.name, limit, windowMs, capacity, [capacity, ticksPerUnit, ticksPerMs]),
+    buildPolicy(
+      row,
+      o.name,
+      limit,
+      windowMs,
+      capacity,
+      [capacity, ticksPerUnit, ticksPerMs],
+      undefined,
+      blockForOf(o, kind),
+    ),
     o.shadow,
   );
 }
@@ -164,7 +202,16 @@ export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
     o.timeZone === undefined ? 'UTC' : checkTimeZone(o.timeZone, `${kind}: timeZone`);
   const windowMs = NOMINAL_MS[per];
   return shadowed(
-    buildPolicy(row, o.name, limit, windowMs, limit, [limit, 0, 0], { per, timeZone }),
+    buildPolicy(
+      row,
+      o.name,
+      limit,
+      windowMs,
+      limit,
+      [limit, 0, 0],
+      { per, timeZone },
+      blockForOf(o, kind),
+    ),
     o.shadow,
   );
 }

@@ -48,6 +48,18 @@ else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', count + cost)
   end
 end
+-- @refund
+-- limiter.refund (fixedWindowRefund is its reference): the current window's count goes down by
+-- cost, not below 0; a count of an earlier window gives nothing back.
+if s1 == start and count > 0 then
+  local left = math.max(0, count - cost)
+  local v = start / w * (limit + 1) + left
+  if v < 9007199254740992 then
+    redis.call('SET', key, v, 'PX', finish + shift)
+  else
+    redis.call('SET', key, fmt('%.17g', start) .. ':' .. fmt('%.17g', left), 'PX', finish + shift)
+  end
+end
 -- @write
 -- The expiry is set again on every write, also within one window: keeping the first one
 -- (INCRBY) let a key outlive the resetAfterMs a later decision reported by a millisecond.

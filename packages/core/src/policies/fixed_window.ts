@@ -74,6 +74,25 @@ export function fixedWindowKernel(
   v.n1 = count + cost;
 }
 
+/**
+ * fixedWindow's refund (fixed_window.lua's `@refund`): the current window's count goes down by
+ * `cost`, not below 0; a count of an earlier window gives nothing back.
+ */
+export function fixedWindowRefund(
+  _limit: number,
+  w: number,
+  _p2: number,
+  s: PolicyState,
+  t: number,
+  cost: number,
+): { state: PolicyState; ttlMs: number } | undefined {
+  const now = Math.max(s[0]!, t);
+  const start = floorDiv(now, w) * w;
+  if (s[0] !== start || s[1]! === 0) return undefined;
+  // The window's end, counted from the caller's clock as every TTL is.
+  return { state: [start, Math.max(0, s[1]! - cost)], ttlMs: start + w - t };
+}
+
 /** fixedWindow's row of the kind table (table.ts). */
 export const FIXED_WINDOW: PolicyKindRow<'fixedWindow'> = {
   kind: 'fixedWindow',
@@ -83,4 +102,5 @@ export const FIXED_WINDOW: PolicyKindRow<'fixedWindow'> = {
   shaping: false,
   scalars: 2,
   kernel: fixedWindowKernel,
+  refund: fixedWindowRefund,
 };

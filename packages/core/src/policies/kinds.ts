@@ -71,6 +71,31 @@ export type Kernel = (
 ) => void;
 
 /**
+ * A kind's refund, the reference its fragment's `@refund` mirrors: the policy's three `params`,
+ * its stored state (never empty: an empty state has nothing to give back), the time in ms and the
+ * units to give back. Returns the state to write with its TTL, `null` to delete the key (the
+ * state is empty again), or `undefined` to leave it (nothing of the current window to give back).
+ * @example
+ * Giving back 2 of 3 units counted in the current fixed window.
+ * ```ts
+ * import { fixedWindow } from '@floodgate/core';
+ * import { POLICY_TABLE, type RefundKernel } from '@floodgate/core/internal';
+ *
+ * const [limit, windowMs, unused] = fixedWindow({ limit: 10, window: '1m' }).params;
+ * const refund: RefundKernel = POLICY_TABLE.fixedWindow.refund;
+ * console.log(refund(limit, windowMs, unused, [60_000, 3], 90_000, 2)); // { state: [60000, 1], ttlMs: 30000 }
+ * ```
+ */
+export type RefundKernel = (
+  p0: number,
+  p1: number,
+  p2: number,
+  state: PolicyState,
+  t: number,
+  cost: number,
+) => { state: PolicyState; ttlMs: number } | null | undefined;
+
+/**
  * Everything the stores need to know of one kind, written once beside its kernel
  * (`<file>.ts`) and gathered by kind in `POLICY_TABLE`.
  * @example
@@ -100,6 +125,8 @@ export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
    * them resolved in its kernel's `p1`, `p2`: run it through `perCall.kernelFor(policy)`.
    */
   readonly kernel: Kernel;
+  /** Its refund (`limiter.refund`), the reference the fragment's `@refund` mirrors. */
+  readonly refund: RefundKernel;
   /** Parameters that depend on when the call is decided (quota's period); absent for the rest. */
   readonly perCall?: PerCallParams;
 }
@@ -129,4 +156,6 @@ export interface PerCallParams {
   write(policy: Policy, nowMs: number, target: string[], at: number): void;
   /** The kind's kernel for `policy`, resolving these parameters at the `t` it is given. */
   kernelFor(policy: Policy): Kernel;
+  /** The kind's refund for `policy` (`PolicyKindRow.refund`), resolved the same way. */
+  refundFor(policy: Policy): RefundKernel;
 }

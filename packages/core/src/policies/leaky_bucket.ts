@@ -3,7 +3,7 @@ import type { Policy } from '../types.js';
 import type { PolicyState, Verdict } from './common.js';
 import { bucketPolicy, type Named } from './define.js';
 import type { PolicyKindRow } from './kinds.js';
-import { bucketKernel } from './token_bucket.js';
+import { bucketKernel, bucketRefund } from './token_bucket.js';
 
 /**
  * Options of `leakyBucket`: `limit` requests leave per `interval`, up to `queue` more may wait, and
@@ -85,4 +85,5 @@ export const LEAKY_BUCKET: PolicyKindRow<'leakyBucket'> = {
   shaping: true,
   scalars: 2,
   kernel: leakyBucketKernel,
+  refund: bucketRefund,
 };

@@ -26,7 +26,9 @@ function shortDuration(ms: number): string {
  * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
  * equal ids (two limiters with one policy share its state); changed parameters give a new key,
  * and the old state is never read under the new parameters: it expires on its own TTL, within
- * one window or refill interval. Two distinct policies of one kind under one prefix collide with
+ * one window or refill interval. `blockFor` is not hashed: it does not change how the policy
+ * counts, so changing it keeps the counts, and a block already set runs out as it was set (its
+ * own key, `<policy key>:blk`). Two distinct policies of one kind under one prefix collide with
  * odds of 2^-30.
  */
 function policyId(row: PolicyKindRow, params: readonly number[], calendar?: Calendar): string {
@@ -50,6 +52,7 @@ export function buildPolicy(
   capacity: number,
   params: [number, number, number],
   calendar?: Calendar,
+  blockForMs?: number,
 ): Policy {
   const kind = row.kind;
   let name =
@@ -73,7 +76,7 @@ export function buildPolicy(
       );
     }
   }
-  const policy = {
+  const policy: Policy = {
     kind,
     name,
     id: policyId(row, params, calendar),
@@ -82,7 +85,11 @@ export function buildPolicy(
     capacity,
     params: Object.freeze(params),
   };
-  // Only a quota has the field: the other kinds' policies keep their shape.
-  if (calendar === undefined) return Object.freeze(policy);
-  return Object.freeze({ ...policy, calendar: Object.freeze({ ...calendar }) });
+  // Only a quota has a calendar, only a blocking policy blockForMs: the others keep their shape
+  // (and the hot path) they had.
+  const extra: { calendar?: Calendar; blockForMs?: number } = {};
+  if (calendar !== undefined) extra.calendar = Object.freeze({ ...calendar });
+  if (blockForMs !== undefined) extra.blockForMs = blockForMs;
+  if (calendar === undefined && blockForMs === undefined) return Object.freeze(policy);
+  return Object.freeze({ ...policy, ...extra });
 }

@@ -57,5 +57,17 @@ else
     wa@ = fmt('%.17g', finish) .. ':' .. fmt('%.17g', count + cost)
   end
 end
+-- @refund
+-- limiter.refund (quotaRefund is its reference): the current period's count goes down by cost,
+-- not below 0; a count of an earlier period gives nothing back.
+if count > 0 then
+  local left = math.max(0, count - cost)
+  local v = finish / 60000 * (limit + 1) + left
+  if finish % 60000 == 0 and v < 9007199254740992 then
+    redis.call('SET', key, v, 'PX', wait)
+  else
+    redis.call('SET', key, fmt('%.17g', finish) .. ':' .. fmt('%.17g', left), 'PX', wait)
+  end
+end
 -- @write
 redis.call('SET', key, wa@, 'PX', ttl@)

@@ -2,7 +2,7 @@ import { type CalendarPeriods, calendarOf } from '../calendar.js';
 import type { Policy } from '../types.js';
 import { admit, deny, type PolicyState, type Verdict } from './common.js';
 import { calendarPolicy, type Named } from './define.js';
-import type { Kernel, PolicyKindRow } from './kinds.js';
+import type { Kernel, PolicyKindRow, RefundKernel } from './kinds.js';
 
 /**
  * Options of `quota`: `limit` units per calendar period (`per`) in an IANA `timeZone`, and an
@@ -143,6 +143,35 @@ function kernelFor(policy: Policy): Kernel {
 }
 
 /** quota's row of the kind table (table.ts): the limit is static, the period ends per call. */
+/**
+ * quota's refund (quota.lua's `@refund`), with `end` the period's end at `t` (as `quotaKernel`
+ * takes it): the current period's count goes down by `cost`, not below 0; a count of an earlier
+ * period gives nothing back.
+ */
+export function quotaRefund(
+  _limit: number,
+  end: number,
+  _p2: number,
+  s: PolicyState,
+  t: number,
+  cost: number,
+): { state: PolicyState; ttlMs: number } | undefined {
+  if (!(s[0]! >= end) || s[1]! === 0) return undefined;
+  return { state: [s[0]!, Math.max(0, s[1]! - cost)], ttlMs: s[0]! - t };
+}
+
+const refunds = new WeakMap<Policy, RefundKernel>();
+
+function refundFor(policy: Policy): RefundKernel {
+  let r = refunds.get(policy);
+  if (r === undefined) {
+    const c = periodsOf(policy);
+    r = (limit, _p1, _p2, s, t, cost) => quotaRefund(limit, c.at(t).b1, 0, s, t, cost);
+    refunds.set(policy, r);
+  }
+  return r;
+}
+
 export const QUOTA: PolicyKindRow<'quota'> = {
   kind: 'quota',
   tag: 'qt',
@@ -151,5 +180,6 @@ export const QUOTA: PolicyKindRow<'quota'> = {
   shaping: false,
   scalars: 2,
   kernel: quotaKernel,
-  perCall: { args: 3, write: writePeriods, kernelFor },
+  refund: quotaRefund,
+  perCall: { args: 3, write: writePeriods, kernelFor, refundFor },
 };

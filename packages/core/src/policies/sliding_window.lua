@@ -65,6 +65,20 @@ else
   end
   rty@ = retry + shift
 end
+-- @refund
+-- limiter.refund (slidingWindowRefund is its reference): the current window's count goes down by
+-- cost, not below 0; the previous window's count gives nothing back.
+if s1 == start and cur > 0 then
+  local left = math.max(0, cur - cost)
+  local ttl = start + 2 * w - now + shift
+  local v = (start / w * (limit + 1) + left) * (limit + 1) + prev
+  if v < 9007199254740992 then
+    redis.call('SET', key, v, 'PX', ttl)
+  else
+    local text = fmt('%.17g', start) .. ':' .. fmt('%.17g', left) .. ':' .. fmt('%.17g', prev)
+    redis.call('SET', key, text, 'PX', ttl)
+  end
+end
 -- @write
 -- The expiry is set again on every write, also within one window: keeping the first one
 -- (INCRBY) let a key outlive the resetAfterMs a later decision reported by a millisecond.

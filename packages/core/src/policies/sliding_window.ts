@@ -94,6 +94,24 @@ export function slidingWindowKernel(
   deny(v, remaining, reset, retry, shift);
 }
 
+/**
+ * slidingWindow's refund (sliding_window.lua's `@refund`): the current window's count goes down
+ * by `cost`, not below 0; the previous window's count (and an older state) gives nothing back.
+ */
+export function slidingWindowRefund(
+  _limit: number,
+  w: number,
+  _p2: number,
+  s: PolicyState,
+  t: number,
+  cost: number,
+): { state: PolicyState; ttlMs: number } | undefined {
+  const now = Math.max(s[0]!, t);
+  const start = floorDiv(now, w) * w;
+  if (s[0] !== start || s[1]! === 0) return undefined;
+  return { state: [start, Math.max(0, s[1]! - cost), s[2]!], ttlMs: start + 2 * w - t };
+}
+
 /** slidingWindow's row of the kind table (table.ts). */
 export const SLIDING_WINDOW: PolicyKindRow<'slidingWindow'> = {
   kind: 'slidingWindow',
@@ -103,4 +121,5 @@ export const SLIDING_WINDOW: PolicyKindRow<'slidingWindow'> = {
   shaping: false,
   scalars: 3,
   kernel: slidingWindowKernel,
+  refund: slidingWindowRefund,
 };

@@ -59,6 +59,32 @@ else
     wb@ = fmt('%.17g', total) .. ':' .. fmt('%.17g', cost)
   end
 end
+-- @refund
+-- limiter.refund (slidingWindowLogRefund is its reference): the cost OLDEST units in the window
+-- leave; a partly emptied entry keeps its score and moves its `before` up, so the entries after
+-- it stay consistent. Expired entries are dropped as an admission drops them.
+if first[1] then
+  local k = cost
+  local live = redis.call('ZRANGEBYSCORE', key, '(' .. fmt('%.17g', now - w), '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
+  local i = 1
+  while k > 0 and live[i] do
+    local b, c = string.match(live[i], '^(%d+):(%d+)$')
+    b, c = tonumber(b), tonumber(c)
+    redis.call('ZREM', key, live[i])
+    if c <= k then
+      k = k - c
+    else
+      redis.call('ZADD', key, live[i + 1], fmt('%.17g', b + k) .. ':' .. fmt('%.17g', c - k))
+      k = 0
+    end
+    i = i + 2
+  end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  if last[2] then
+    redis.call('PEXPIRE', key, tonumber(last[2]) + w - now + shift)
+  end
+end
 -- @write
 redis.call('ZREMRANGEBYSCORE', key, '-inf', ws@ - w)
 if wa@ then

@@ -124,6 +124,48 @@ export function slidingWindowLogKernel(
   v.log = next;
 }
 
+/**
+ * slidingWindowLog's refund (sliding_window_log.lua's `@refund`): the `cost` OLDEST units still in
+ * the window leave the log (entries emptied go, a partly emptied one keeps its time). Removing
+ * the oldest, not the newest, is what keeps the guarantee: every unit left then leaves the window
+ * no earlier than it would have had the refunded request never been made (docs/algorithms.md).
+ * Expired entries are dropped, as an admission drops them; an emptied log is deleted.
+ */
+export function slidingWindowLogRefund(
+  _limit: number,
+  w: number,
+  _p2: number,
+  s: PolicyState,
+  t: number,
+  cost: number,
+): { state: PolicyState; ttlMs: number } | null | undefined {
+  const n = s.length;
+  if (n === 0) return undefined;
+  const newest = s[n - 3]!;
+  const now = Math.max(newest, t);
+  let first = 0;
+  while (first < n && s[first]! <= now - w) first += 3;
+  if (first >= n) return undefined;
+  const next = s.slice(first);
+  let k = cost;
+  let i = 0;
+  while (k > 0 && i < next.length) {
+    const c = next[i + 2]!;
+    if (c <= k) {
+      k -= c;
+      i += 3;
+    } else {
+      // Its first k units go: `before` moves up by k, so the entries after it stay consistent.
+      next[i + 1] = next[i + 1]! + k;
+      next[i + 2] = c - k;
+      k = 0;
+    }
+  }
+  const kept = next.slice(i);
+  if (kept.length === 0) return null;
+  return { state: kept, ttlMs: kept[kept.length - 3]! + w - t };
+}
+
 /** slidingWindowLog's row of the kind table (table.ts). */
 export const SLIDING_WINDOW_LOG: PolicyKindRow<'slidingWindowLog'> = {
   kind: 'slidingWindowLog',
@@ -133,4 +175,5 @@ export const SLIDING_WINDOW_LOG: PolicyKindRow<'slidingWindowLog'> = {
   shaping: false,
   scalars: 0,
   kernel: slidingWindowLogKernel,
+  refund: slidingWindowLogRefund,
 };

@@ -55,5 +55,24 @@ else
     wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks)
   end
 end
+-- @refund
+-- limiter.refund (bucketRefund is its reference): tat moves back by cost units, never before
+-- now; a bucket back to full is deleted.
+if ahead > 0 then
+  local back = math.max(0, ahead - cost * per_unit)
+  if back == 0 then
+    redis.call('DEL', key)
+  else
+    local whole = floor_div(back, per_ms)
+    local tat, ticks = now + whole, back - whole * per_ms
+    local ttl = ceil_div(back, per_ms) + shift
+    local v = tat * per_ms + ticks
+    if v < 9007199254740992 then
+      redis.call('SET', key, v, 'PX', ttl)
+    else
+      redis.call('SET', key, fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks), 'PX', ttl)
+    end
+  end
+end
 -- @write
 redis.call('SET', key, wa@, 'PX', ttl@)

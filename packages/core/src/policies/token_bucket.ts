@@ -121,6 +121,32 @@ export function tokenBucketKernel(
   bucketKernel(false, capacity, perUnit, perMs, has, s0, s1, t, cost, v);
 }
 
+/**
+ * tokenBucket's and leakyBucket's refund (token_bucket.lua's `@refund`): the theoretical arrival
+ * time moves back by `cost` units, never before now; a bucket back to full is deleted. GCRA's
+ * arrival time grows by each charge and never by more, so taking one charge out moves it back by
+ * at most that charge: the refund never leaves the bucket fuller than it would be without it.
+ */
+export function bucketRefund(
+  capacity: number,
+  perUnit: number,
+  perMs: number,
+  s: PolicyState,
+  t: number,
+  cost: number,
+): { state: PolicyState; ttlMs: number } | null | undefined {
+  const tau = capacity * perUnit;
+  let now = t;
+  const maxAheadMs = ceilDiv(tau, perMs);
+  if (s[0]! - now > maxAheadMs) now = s[0]! - maxAheadMs;
+  const ahead = Math.max(0, (s[0]! - now) * perMs + s[1]!);
+  if (ahead === 0) return undefined;
+  const after = Math.max(0, ahead - cost * perUnit);
+  if (after === 0) return null;
+  const whole = floorDiv(after, perMs);
+  return { state: [now + whole, after - whole * perMs], ttlMs: ceilDiv(after, perMs) + now - t };
+}
+
 /** tokenBucket's row of the kind table (table.ts). */
 export const TOKEN_BUCKET: PolicyKindRow<'tokenBucket'> = {
   kind: 'tokenBucket',
@@ -130,4 +156,5 @@ export const TOKEN_BUCKET: PolicyKindRow<'tokenBucket'> = {
   shaping: false,
   scalars: 2,
   kernel: tokenBucketKernel,
+  refund: bucketRefund,
 };

@@ -2,7 +2,7 @@ import { FloodgateError } from '../errors.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
-import { argCount, compileScript, type LimitScript } from './lua.js';
+import { argCount, blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeScriptReply, writeScriptArgs } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
 
@@ -21,13 +21,14 @@ export function batchScriptFor(policies: readonly Policy[]): BatchScript {
   let script = byPolicies.get(policies);
   if (script === undefined) {
     const kinds: PolicyKind[] = policies.map((p) => p.kind);
-    const signature = kinds.join(',');
+    const blocking = blockingOf(policies);
+    const signature = `${kinds.join(',')}/${blocking.map(Number).join('')}`;
     script = byKinds.get(signature);
     if (script === undefined) {
       script = {
-        ...compileScript('batch', kinds),
-        keysPerCall: kinds.length,
-        argsPerCall: argCount(kinds),
+        ...compileScript('batch', kinds, blocking),
+        keysPerCall: kinds.length + blocking.filter(Boolean).length,
+        argsPerCall: argCount(kinds, blocking),
       };
       byKinds.set(signature, script);
     }
@@ -161,7 +162,7 @@ export class Batcher {
         if (Array.isArray(part) && part.length === 2 && String(part[0]) === 'error') {
           throw this.#runner.unavailable(new Error(String(part[1])));
         }
-        const { results, time } = decodeScriptReply(part, k);
+        const { results, time } = decodeScriptReply(part, p.call.policies.length);
         if (!sampled && time > 0) {
           // Every part carries the batch's one TIME.
           this.#runner.offset.sample(time, received);

@@ -29,6 +29,7 @@ export interface LimitScript {
 interface Fragment {
   readonly params: readonly string[];
   readonly eval: string;
+  readonly refund: string;
   readonly write: string;
   readonly shaping: boolean;
 }
@@ -51,6 +52,7 @@ function fragmentOf(kind: PolicyKind): Fragment {
   return {
     params,
     eval: section(source, 'eval'),
+    refund: section(source, 'refund'),
     write: section(source, 'write'),
     shaping: row.shaping,
   };
@@ -74,7 +76,7 @@ const IN_BATCH: Layout = { key: (n) => `KEYS[kb + ${n}]`, arg: (i) => `ARGV[ab +
 
 /** The helpers the fragments of `kinds` call, each once. */
 function helpersFor(fragments: readonly Fragment[]): string[] {
-  const code = fragments.map((f) => `${f.eval}\n${f.write}`).join('\n');
+  const code = fragments.map((f) => `${f.eval}\n${f.refund}\n${f.write}`).join('\n');
   const wanted = new Set<string>();
   for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
   return HELPERS.filter((h) => wanted.has(h)).map((h) =>
@@ -86,12 +88,14 @@ function helpersFor(fragments: readonly Fragment[]): string[] {
 function callBody(
   fragments: readonly Fragment[],
   kinds: readonly PolicyKind[],
+  blocking: readonly boolean[],
   at: Layout,
 ): string[] {
   const out = [
     section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
   ];
-  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names.
+  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names; then each
+  // blocking policy's blockFor in ms.
   const bases: number[] = [];
   let next = 5;
   for (const f of fragments) {
@@ -116,11 +120,44 @@ function callBody(
       `local wa${n}, wb${n}, ws${n}`,
       'do',
       `local key = ${at.key(n)}`,
-      ...paramsOf(f, i, f.eval),
+      ...paramsOf(f, i, `${f.eval}\n${f.refund}`),
       fill(f, f.eval, i),
+      // limiter.refund: the fragment's @refund, on the state its @eval just read.
+      `if mode == 'refund' then`,
+      fill(f, f.refund, i),
+      'end',
       'end',
     );
   });
+  // Penalties (compose.lua): the block key of each blocking policy, after the policies' keys.
+  const blocks = blockLayout(kinds.length, blocking, next);
+  for (const b of blocks) {
+    const n = b.policy + 1;
+    out.push(
+      `local blk${n} = 0`,
+      'do',
+      `local u = redis.call('GET', ${at.key(b.key)})`,
+      'if u then',
+      'local left = tonumber(u) - t',
+      `if left > 0 then blk${n} = left end`,
+      'end',
+      'end',
+    );
+  }
+  if (blocks.length > 0) {
+    const any = blocks.map((b) => `blk${b.policy + 1} > 0`).join(' or ');
+    out.push(`local blocked = mode ~= 'refund' and (${any})`, 'if blocked then');
+    for (const b of blocks) {
+      const n = b.policy + 1;
+      out.push(
+        `if blk${n} > 0 then`,
+        `ok${n}, rem${n}, dly${n} = false, 0, 0`,
+        `rst${n}, rty${n} = math.max(rst${n}, blk${n}), math.max(rty${n}, blk${n})`,
+        'end',
+      );
+    }
+    out.push('end');
+  }
   const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
   const reply = (fields: (n: number) => string) =>
     `{ ${kinds.map((_, i) => fields(i + 1)).join(', ')}, time }`;
@@ -134,9 +171,24 @@ function callBody(
       'end',
     );
   });
+  out.push(`return ${reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`)}`, 'end');
+  if (blocks.length > 0) {
+    // A denial by a blocking policy sets its block, in the run that denied (not while blocked).
+    out.push(`if mode == 'limit' and not blocked then`);
+    for (const b of blocks) {
+      const n = b.policy + 1;
+      out.push(
+        `if not ok${n} then`,
+        `local ms = tonumber(${at.arg(b.arg)})`,
+        `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms)`,
+        `rem${n} = 0`,
+        `rst${n}, rty${n} = math.max(rst${n}, ms), math.max(rty${n}, ms)`,
+        'end',
+      );
+    }
+    out.push('end');
+  }
   out.push(
-    `return ${reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`)}`,
-    'end',
     `if mode == 'peek' then`,
     `return ${reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, dly${n}`)}`,
     'end',
@@ -145,22 +197,46 @@ function callBody(
   return out;
 }
 
+/** Where each blocking policy's block key (KEYS) and blockFor (ARGV) sit, in policy order. */
+function blockLayout(
+  n: number,
+  blocking: readonly boolean[],
+  firstArg: number,
+): { policy: number; key: number; arg: number }[] {
+  const out: { policy: number; key: number; arg: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    if (blocking[i] === true) {
+      out.push({ policy: i, key: n + out.length + 1, arg: firstArg + out.length });
+    }
+  }
+  return out;
+}
+
+/** The first line's label: the kinds, a blocking one marked `(blockFor)`. */
+function label(kinds: readonly PolicyKind[], blocking: readonly boolean[]): string {
+  return kinds.map((k, i) => (blocking[i] === true ? `${k} (blockFor)` : k)).join(' + ');
+}
+
 /**
  * Assembles the script for a combination of kinds (compose.lua says how): straight-line code, no
  * dispatch table, no closures beyond the helpers its fragments call. Its first line names the
  * kinds: `-- Floodgate limit script: tokenBucket + fixedWindow`.
  */
-export function assembleScript(kinds: readonly PolicyKind[]): string {
+export function assembleScript(
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[] = [],
+): string {
   const fragments = kinds.map(fragmentOf);
-  const out = [`-- Floodgate limit script: ${kinds.join(' + ')}`, ...helpersFor(fragments)];
-  out.push(...callBody(fragments, kinds, ONE_CALL));
+  const out = [`-- Floodgate limit script: ${label(kinds, blocking)}`, ...helpersFor(fragments)];
+  out.push(...callBody(fragments, kinds, blocking, ONE_CALL));
   return `${out.join('\n')}\n`;
 }
 
-/** ARGV entries per call: mode, cost, now, deadline, then each kind's parameters. */
-export function argCount(kinds: readonly PolicyKind[]): number {
+/** ARGV entries per call: mode, cost, now, deadline, each kind's parameters, each blockFor. */
+export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolean[] = []): number {
   let n = 4;
   for (const k of kinds) n += paramCount(k) + (POLICY_TABLE[k].perCall?.args ?? 0);
+  for (const b of blocking) if (b) n++;
   return n;
 }
 
@@ -168,18 +244,21 @@ export function argCount(kinds: readonly PolicyKind[]): number {
  * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
  * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
  */
-export function assembleBatchScript(kinds: readonly PolicyKind[]): string {
+export function assembleBatchScript(
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[] = [],
+): string {
   const fragments = kinds.map(fragmentOf);
-  const body = callBody(fragments, kinds, IN_BATCH).join('\n');
+  const body = callBody(fragments, kinds, blocking, IN_BATCH).join('\n');
   // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
   const reads = body.split("redis.call('TIME')").length - 1;
   if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
   const fill = (text: string) =>
     text
-      .replaceAll('PER_CALL_KEYS', String(kinds.length))
-      .replaceAll('PER_CALL_ARGS', String(argCount(kinds)));
+      .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
+      .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
   return [
-    `-- Floodgate batch script: ${kinds.join(' + ')}`,
+    `-- Floodgate batch script: ${label(kinds, blocking)}`,
     ...helpersFor(fragments),
     fill(section(LUA_SOURCES.batch!, 'head')),
     body.replace("redis.call('TIME')", 'batch_clock'),
@@ -189,7 +268,8 @@ export function assembleBatchScript(kinds: readonly PolicyKind[]): string {
     .concat('\n');
 }
 
-// Lua allows 200 locals per function: the prelude takes 6, each policy 10.
+// Lua allows 200 locals per function: the prelude takes 6, each policy 10, and with blockFor 1
+// more per blocking policy and `blocked`.
 const MAX_POLICIES = 16;
 const compiled = new Map<string, LimitScript>();
 const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
@@ -199,14 +279,19 @@ const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
  * Both refuse more policies than a Lua function has locals for, so a batched call fails exactly
  * as a lone one would.
  */
-export function compileScript(variant: 'one' | 'batch', kinds: readonly PolicyKind[]): LimitScript {
-  const signature = `${variant}:${kinds.join(',')}`;
+export function compileScript(
+  variant: 'one' | 'batch',
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[] = [],
+): LimitScript {
+  const signature = `${variant}:${label(kinds, blocking)}`;
   let script = compiled.get(signature);
   if (script === undefined) {
     if (kinds.length > MAX_POLICIES) {
       throw new FloodgateError('INVALID_POLICY', `at most ${MAX_POLICIES} policies per limiter`);
     }
-    const source = variant === 'one' ? assembleScript(kinds) : assembleBatchScript(kinds);
+    const source =
+      variant === 'one' ? assembleScript(kinds, blocking) : assembleBatchScript(kinds, blocking);
     script = { source, sha1: sha1Hex(source) };
     compiled.set(signature, script);
   }
@@ -245,10 +330,20 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
 export function scriptFor(policies: readonly Policy[]): LimitScript {
   let script = byPolicies.get(policies);
   if (script === undefined) {
-    script = scriptForKinds(policies.map((p) => p.kind));
+    script = compileScript(
+      'one',
+      policies.map((p) => p.kind),
+      blockingOf(policies),
+    );
     byPolicies.set(policies, script);
   }
   return script;
+}
+
+/** Which policies block (`blockFor`); empty when none does, so their scripts are unchanged. */
+export function blockingOf(policies: readonly Policy[]): boolean[] {
+  const blocking = policies.map((p) => p.blockForMs !== undefined);
+  return blocking.some(Boolean) ? blocking : [];
 }
 
 /** How many of `Policy.params` a kind's fragment reads (its @params, less any per-call ones). */

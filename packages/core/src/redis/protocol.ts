@@ -38,6 +38,8 @@ function encodedOf(policies: readonly Policy[]): Encoded {
         for (let i = 0; i < perCall.args; i++) params.push('');
       }
     }
+    // Then each blocking policy's blockFor, as the script's blocks read them (lua.ts).
+    for (const p of policies) if (p.blockForMs !== undefined) params.push(String(p.blockForMs));
     encoded = { params, slots: slots.length === 0 ? undefined : slots };
     paramsCache.set(policies, encoded);
   }

@@ -99,7 +99,7 @@ export class ScriptRunner {
       ...encodeScriptArgs(call, now, deadline, this.clock),
     ];
     // Strict mode waits for replicas only where something may be written.
-    const strict = call.mode === 'limit' ? this.#replicas : undefined;
+    const strict = call.mode !== 'peek' ? this.#replicas : undefined;
     let acked = 0;
     const transport = this.#transport;
     const run = async (name: string): Promise<unknown> => {
@@ -118,7 +118,7 @@ export class ScriptRunner {
     };
     const reply = await this.#run(args, script, run);
     const received = performance.now();
-    const { results, time } = decodeScriptReply(reply, n);
+    const { results, time } = decodeScriptReply(reply, call.policies.length);
     if (time > 0) this.offset.sample(time, received);
     // `!(≥)`, not `<`: a WAIT reply that is not a number confirms nothing.
     if (strict !== undefined && !(acked >= strict.count) && results.every((r) => r.allowed)) {

@@ -139,7 +139,7 @@ export class RedisStore implements Store, LeaseStore {
     const now = this.#clock();
     if (barrier !== undefined) await barrier;
     let deadline: number | undefined;
-    if (call.deadline !== undefined && call.mode === 'limit') {
+    if (call.deadline !== undefined && call.mode !== 'peek') {
       // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
       // one batch, instead of one TIME each and batches split by when each TIME came back.
       if (!this.#runner.offset.known) await this.#sharedProbe(call.keys[0]!);

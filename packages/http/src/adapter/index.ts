@@ -23,3 +23,4 @@ export {
   tooManyRequestsProblem,
   unavailableProblem,
 } from '../shared/response.js';
+export type { Settle } from '../shared/settle.js';

@@ -15,7 +15,7 @@ import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared
 import { tieRelease } from '../shared/concurrency-io.js';
 import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
 import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
-import { closeSignal, incomingView, pathOf } from '../shared/node-io.js';
+import { closeSignal, incomingView, pathOf, settleOnFinish } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
@@ -189,6 +189,7 @@ async function limitRequest(
   if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
   applyOutcome(reply, outcome);
   if (outcome.action === 'respond') return reply.code(outcome.status).send(outcome.body);
+  if (outcome.settle !== undefined) settleOnFinish(reply.raw, outcome.settle);
   return undefined;
 }
 

@@ -167,7 +167,18 @@ export function rateLimit<A extends unknown[] = unknown[]>(
     async (request, ...rest) => {
       const denied = await check(request, ...rest);
       if (denied !== undefined) return denied;
-      const response = await handler(request, ...rest);
+      // Read before the handler runs: a limiter wrapped inside this one replaces the entry.
+      const own = pending.get(request)?.outcome;
+      const settle = own?.action === 'next' ? own.settle : undefined;
+      let response: Response;
+      try {
+        response = await handler(request, ...rest);
+      } catch (error) {
+        settle?.(undefined);
+        throw error;
+      }
+      // skipSuccessfulRequests / skipFailedRequests: the status is known once the handler answered.
+      settle?.(response.status);
       const admitted = pending.get(request);
       // A limiter wrapped inside this one that wrote headers already reported this one's too.
       return admitted === undefined || !isLatestReport(request, admitted.outcome)

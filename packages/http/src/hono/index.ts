@@ -142,7 +142,13 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
       applyHeaders(c, outcome);
       return c.res;
     }
-    await next();
+    try {
+      await next();
+    } catch (error) {
+      outcome.settle?.(undefined);
+      throw error;
+    }
+    outcome.settle?.(c.res.status);
     // After the handler, on the response it produced: the only place every response passes.
     // A limiter inside this one that wrote headers already reported this one's policies too.
     if (isLatestReport(c, outcome)) applyHeaders(c, outcome);

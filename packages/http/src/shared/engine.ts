@@ -5,6 +5,7 @@ import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
 import { report } from './report.js';
 import { decisionHeaders, tooManyRequestsProblem, unavailableProblem } from './response.js';
+import { type Charge, type Settle, settlerFor } from './settle.js';
 import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './types.js';
 import { bindValidator } from './validations.js';
 
@@ -33,6 +34,12 @@ export type Outcome =
       readonly expose: readonly string[];
       readonly delayMs: number;
       readonly decision: Decision | undefined;
+      /**
+       * With `skipSuccessfulRequests` or `skipFailedRequests`, when the request was charged: the
+       * adapter calls it once the response finished, with its status (`undefined`: it never
+       * finished), and what the request was charged is given back if the options say so.
+       */
+      readonly settle?: Settle;
     }
   | {
       readonly action: 'respond';
@@ -138,6 +145,7 @@ async function evaluateRules(
   rules: readonly ResolvedRule[],
   request: RateLimitRequest,
   allowList: AllowList | undefined,
+  charges: Charge[] | undefined,
 ): Promise<Decision[] | typeof ALLOWED> {
   // Listed identities are looked for among every rule's key before any rule is charged.
   const keys: (string | undefined)[] = [];
@@ -160,6 +168,10 @@ async function evaluateRules(
     const decision = await limiter.limit(key, { cost });
     if (limiter.shadow === true) shadowed.add(decision);
     if (!decision.allowed) denied = true;
+    // Only what the limiter's store charged: a fallback's admission is not the store's to refund.
+    else if (charges !== undefined && decision.reason === undefined) {
+      charges.push({ limiter, key, cost });
+    }
     decisions.push(decision);
   }
   return decisions;
@@ -242,10 +254,11 @@ export function createEngine(
   const decideOnce = async (request: RateLimitRequest, holding: boolean): Promise<Outcome> => {
     // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
     bindValidator(request, settings.validator);
+    const charges: Charge[] | undefined = settings.refundOn === undefined ? undefined : [];
     try {
       if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
       if (settings.allowList?.addressAllowed(request) === true) return PASS;
-      const decisions = await evaluateRules(settings.rules, request, settings.allowList);
+      const decisions = await evaluateRules(settings.rules, request, settings.allowList, charges);
       if (decisions === ALLOWED || decisions.length === 0) return PASS;
       let own = mergeDecisions(decisions);
       // Only shadow-mode limiters decided: report, never act (no delay, no 429, no Retry-After).
@@ -265,10 +278,18 @@ export function createEngine(
           ? { headers: {}, retryAfter: undefined }
           : decisionHeaders(decision, settings.headers);
       const expose = settings.exposeHeaders ? Object.keys(headers) : [];
-      const outcome: Outcome =
-        retryAfter === undefined
-          ? { action: 'next', headers, expose, delayMs, decision }
-          : await denial(settings, request, decision, headers, retryAfter, expose);
+      const settle = charges === undefined ? undefined : settlerFor(settings, request, charges);
+      let outcome: Outcome;
+      if (retryAfter !== undefined) {
+        const answer = await denial(settings, request, decision, headers, retryAfter, expose);
+        // This middleware answers it: its status is known now.
+        if (answer.action === 'respond') settle?.(answer.status);
+        outcome = answer;
+      } else if (settle === undefined) {
+        outcome = { action: 'next', headers, expose, delayMs, decision };
+      } else {
+        outcome = { action: 'next', headers, expose, delayMs, decision, settle };
+      }
       recordDecision(
         request.raw,
         own,
@@ -280,6 +301,11 @@ export function createEngine(
       return outcome;
     } catch (error) {
       report(settings.onError, error, request);
+      // What earlier rules charged: settled as a 503, or when the request passed (fail-open),
+      // not at all (its response is not watched: a pass carries no settle).
+      if (charges !== undefined && !settings.failOpen) {
+        settlerFor(settings, request, charges)?.(503);
+      }
       if (settings.failOpen) return PASS;
       return {
         action: 'respond',
@@ -300,7 +326,10 @@ export function createEngine(
       let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
       try {
         watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
-        return (await queueDelay(outcome.delayMs, watch.signal)) ? outcome : undefined;
+        if (await queueDelay(outcome.delayMs, watch.signal)) return outcome;
+        // The client left while held: its response never finishes.
+        outcome.settle?.(undefined);
+        return undefined;
       } finally {
         releaseHold();
         watch?.dispose();

@@ -3,6 +3,7 @@ import type { Decision } from '@floodgate/core';
 import type { Outcome, RateLimitEngine } from './engine.js';
 import type { FrameworkSettings } from './framework.js';
 import { mergeExposeHeaders } from './response.js';
+import type { Settle } from './settle.js';
 import type { RateLimitRequest } from './types.js';
 
 const EXPOSE = 'Access-Control-Expose-Headers';
@@ -124,7 +125,19 @@ export async function limitIncoming<Raw>(
     return false;
   }
   setOutcomeHeaders(res, outcome);
+  if (outcome.settle !== undefined) settleOnFinish(res, outcome.settle);
   return true;
+}
+
+/**
+ * `skipSuccessfulRequests` / `skipFailedRequests` on node:http: settles with the status once the
+ * response finished, or as a failure when the connection closed before it did.
+ */
+export function settleOnFinish(res: ServerResponse, settle: Settle): void {
+  res.once('finish', () => settle(res.statusCode));
+  res.once('close', () => {
+    if (!res.writableFinished) settle(undefined);
+  });
 }
 
 /** Answers the request with the outcome (a 429, a 503 or an `onLimited` response). */

@@ -30,6 +30,9 @@ export interface Settings {
   readonly exposeHeaders: boolean;
   readonly shadowHeaders: boolean;
   readonly skip: RateLimitOptions['skip'];
+  /** `skipSuccessfulRequests` / `skipFailedRequests`: which finished responses are refunded. */
+  readonly refundOn: { readonly success: boolean; readonly failure: boolean } | undefined;
+  readonly requestWasSuccessful: NonNullable<RateLimitOptions['requestWasSuccessful']>;
   readonly onLimited: RateLimitOptions['onLimited'];
   readonly failOpen: boolean;
   readonly onError: RateLimitOptions['onError'];
@@ -58,6 +61,9 @@ const OPTION_NAMES = {
   exposeHeaders: true,
   shadowHeaders: true,
   skip: true,
+  skipSuccessfulRequests: true,
+  skipFailedRequests: true,
+  requestWasSuccessful: true,
   onLimited: true,
   onLimiterError: true,
   onError: true,
@@ -288,6 +294,11 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   checkBoolean(options.shadowHeaders, 'shadowHeaders');
   checkBoolean(options.delay, 'delay');
   checkFunction(options.skip, 'skip');
+  checkBoolean(options.skipSuccessfulRequests, 'skipSuccessfulRequests');
+  checkBoolean(options.skipFailedRequests, 'skipFailedRequests');
+  checkFunction(options.requestWasSuccessful, 'requestWasSuccessful');
+  const success = options.skipSuccessfulRequests === true;
+  const failure = options.skipFailedRequests === true;
   checkFunction(options.onLimited, 'onLimited');
   checkFunction(options.onError, 'onError');
   checkFunction(options.random, 'random');
@@ -311,6 +322,8 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     exposeHeaders: options.exposeHeaders ?? true,
     shadowHeaders: options.shadowHeaders ?? false,
     skip: options.skip,
+    refundOn: success || failure ? { success, failure } : undefined,
+    requestWasSuccessful: options.requestWasSuccessful ?? ((_request, status) => status < 400),
     onLimited: options.onLimited,
     failOpen: mode === 'fail-open',
     onError: options.onError,

@@ -9,7 +9,6 @@ const LIMIT =
 const RESPONSE = '`onLimited: (context) => ({ status, headers, body })`';
 const STORE_ERRORS =
   "the limiter's `onStoreError` (`'allow'` lets requests through when the store fails) and `onLimiterError: 'fail-open'`";
-const NOT_PROVIDED = 'not provided: a denial never charges and core has no refunds';
 
 const HINTS: Readonly<Record<string, string>> = {
   windowMs: WINDOW,
@@ -30,9 +29,6 @@ const HINTS: Readonly<Record<string, string>> = {
   onExceeding: RESPONSE,
   onLimitReached: RESPONSE,
   keyGenerator: '`key: (request) => string | undefined` (`ipKey()`, `headerKey(name)`, …)',
-  requestWasSuccessful: NOT_PROVIDED,
-  skipFailedRequests: NOT_PROVIDED,
-  skipSuccessfulRequests: NOT_PROVIDED,
   requestPropertyName:
     "none needed, the decision is on `req.rateLimit` (Express, node), `request.rateLimit` (Fastify), `c.get('rateLimit')` (Hono) and `rateLimitOf(request)`",
   identifier: "the policy's `name`",
@@ -41,6 +37,9 @@ const HINTS: Readonly<Record<string, string>> = {
   skipOnError: STORE_ERRORS,
   redis: '`store: new IoRedisStore(redis)` from @floodgate/ioredis',
   cache: '`store: new MemoryStore({ maxKeys })` from @floodgate/memory',
+  ban: "the policy's `blockFor`: `fixedWindow({ limit: 100, window: '1m', blockFor: '15m' })`",
+  blockDuration:
+    "the policy's `blockFor`: `fixedWindow({ limit: 100, window: '1m', blockFor: '15m' })`",
   hook: "Fastify's plugin only (`hook: 'onRequest' | 'preHandler'`); elsewhere the limit runs where the middleware is mounted",
   trustProxy: '`key: ipKey({ trustProxy })`',
 };

@@ -376,6 +376,23 @@ export interface RateLimitOptions<Raw = unknown> {
   allowList?: readonly string[];
   /** Requests for which this returns true are not counted and get no headers. @default none */
   skip?: (request: RateLimitRequest<Raw>) => Awaitable<boolean>;
+  /**
+   * Give back what a request was charged once its response succeeded (`requestWasSuccessful`),
+   * with `limiter.refund`: only failures count. The headers it was sent with still count it.
+   * @default false
+   */
+  skipSuccessfulRequests?: boolean;
+  /**
+   * Give back what a request was charged once its response failed (status ≥ 400 by default,
+   * the 429s and 503s this middleware sends included, or a response that never finished):
+   * only successes count. @default false
+   */
+  skipFailedRequests?: boolean;
+  /**
+   * Whether a finished response counts as a success for `skipSuccessfulRequests` and
+   * `skipFailedRequests`. @default status < 400
+   */
+  requestWasSuccessful?: (request: RateLimitRequest<Raw>, status: number) => Awaitable<boolean>;
   /** A custom response for denials; `undefined` keeps the default problem+json. @default none */
   onLimited?: (context: LimitedContext<Raw>) => Awaitable<LimitedResponse | undefined>;
   /**

@@ -47,6 +47,10 @@ export function expressHarness(name: string, express: ExpressFactory): Harness {
       app.get('/', handler);
       app.get('/users/:id', handler);
       app.get('/health', handler);
+      app.get('/fail', (_req: Request, res: Response) => {
+        handled.hit();
+        res.status(500).json({ ok: false });
+      });
       app.get('/decision', (req: Request, res: Response) => {
         handled.hit();
         res.json({ decision: req.rateLimit ?? null });

@@ -40,6 +40,10 @@ export const fastifyHarness: Harness = {
     app.get('/', handler);
     app.get('/users/:id', handler);
     app.get('/health', handler);
+    app.get('/fail', async (_req, reply) => {
+      handled.hit();
+      return reply.code(500).send({ ok: false });
+    });
     app.get('/decision', async (request) => {
       handled.hit();
       return { decision: request.rateLimit ?? null };

@@ -38,6 +38,9 @@ export const fetchHarness: Harness = {
         rateLimit({ ...options, getAddress }).wrap(async (request) => {
           handled.hit();
           if (new URL(request.url).pathname === '/decision') return decisionOf(request);
+          if (new URL(request.url).pathname === '/fail') {
+            return Response.json({ ok: false }, { status: 500 });
+          }
           return Response.json(
             { ok: true },
             { headers: { 'Access-Control-Expose-Headers': EXPOSE_BY_APP } },

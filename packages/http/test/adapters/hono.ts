@@ -56,6 +56,10 @@ export const honoHarness: Harness = {
     app.get('/', handler);
     app.get('/users/:id', handler);
     app.get('/health', handler);
+    app.get('/fail', (c) => {
+      handled.hit();
+      return c.json({ ok: false }, 500);
+    });
     app.get('/decision', (c) => {
       handled.hit();
       return c.json({ decision: c.get('rateLimit') ?? null });

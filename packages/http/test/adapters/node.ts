@@ -38,6 +38,11 @@ export const nodeHarness: Harness = {
         res.end(JSON.stringify({ decision: req.rateLimit ?? null }));
         return;
       }
+      if (req.url === '/fail') {
+        res.statusCode = 500;
+        res.end(JSON.stringify({ ok: false }));
+        return;
+      }
       res.setHeader('Access-Control-Expose-Headers', EXPOSE_BY_APP);
       res.end(JSON.stringify({ ok: true }));
     }, host);

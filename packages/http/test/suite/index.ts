@@ -8,6 +8,7 @@ import { headerTests } from './headers.js';
 import { keyTests } from './keys.js';
 import { optionTests } from './options.js';
 import { policyTests } from './policies.js';
+import { refundTests } from './refunds.js';
 import { shadowTests } from './shadow.js';
 import { stackingTests } from './stacking.js';
 
@@ -22,6 +23,7 @@ export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
     optionTests(ctx);
     stackingTests(ctx);
     delayTests(ctx);
+    refundTests(ctx);
     shadowTests(ctx);
     controlTests(ctx);
   });

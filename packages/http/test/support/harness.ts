@@ -19,6 +19,7 @@ export interface AppHandle {
  * `Access-Control-Expose-Headers: X-Request-Id` (as CORS middleware would) before answering
  * `{"ok":true}`. `GET /decision` answers `{ decision }`: the decision the adapter exposes to
  * handlers (`req.rateLimit`, `request.rateLimit`, `c.get('rateLimit')`, `rateLimitOf(request)`).
+ * `GET /fail` counts itself and answers a 500 (for `skipFailedRequests`).
  */
 export interface Harness {
   readonly name: string;

@@ -44,7 +44,9 @@ class Reference {
       call.keys.forEach((k, j) => {
         if (states[j] === undefined) this.entries.delete(k);
         const w = writes[j];
-        if (w !== undefined) this.entries.set(k, { state: w.state, at: now, ttl: w.ttlMs, real });
+        if (w === null) this.entries.delete(k);
+        else if (w !== undefined)
+          this.entries.set(k, { state: w.state, at: now, ttl: w.ttlMs, real });
       });
     };
     return { decision, apply };

@@ -136,6 +136,44 @@ export function redisClusterTests<C>(
         }
       });
 
+      it('blockFor and refund: the block key is in the identity slot, each call one script', async () => {
+        const client = await openCluster(adapter);
+        try {
+          const prefix = `pb-${tag}`;
+          const limiter = createLimiter({
+            store: adapter.makeStore(client),
+            policy: [
+              fixedWindow({ limit: 2, window: '1m', blockFor: '1h' }),
+              tokenBucket({ limit: 10, interval: '1d' }),
+            ],
+            prefix,
+            onStoreError: 'throw',
+            timeoutMs: 10_000,
+            blockCache: false,
+          });
+          const identities = Array.from({ length: 12 }, (_, i) => `pb-${i}`);
+          for (const id of identities) {
+            await limiter.limit(id, { cost: 2 });
+            const denied = await limiter.limit(id);
+            expect(denied.allowed).toBe(false);
+            expect(denied.retryAfterMs).toBeGreaterThan(3_500_000);
+            const keys = keysFor(prefix, id, limiter.policies);
+            expect(keys).toHaveLength(3);
+            const master = await cluster.masterOf(keys[0]!);
+            // The block key lives on the master that owns the identity's other keys.
+            expect(await redisCommand(master.port, ['EXISTS', keys[2]!])).toBe(1);
+            expect((await cluster.masterOf(keys[2]!)).port).toBe(master.port);
+          }
+          await limiter.reset(identities[0]!);
+          expect((await limiter.limit(identities[0]!)).allowed).toBe(true);
+          await limiter.refund(identities[0]!, { cost: 1 });
+          const after = await limiter.peek(identities[0]!);
+          expect(after.policies.map((p) => p.remaining)).toEqual([2, 10]);
+        } finally {
+          await adapter.disconnect(client);
+        }
+      });
+
       it('holds concurrency leases per identity on the master owning it', async () => {
         const client = await openCluster(adapter);
         try {
