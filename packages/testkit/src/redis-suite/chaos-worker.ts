@@ -22,7 +22,8 @@ export const CHAOS_POLICY = fixedWindow({ limit: 10, window: '1s' });
 export const CHAOS_IDENTITIES = 5;
 
 /**
- * One admission as a chaos worker logs it: identity index, the store's `now`, its reason.
+ * One admission as a chaos worker logs it: identity index, when (the start of the window Redis
+ * counted it in, or the fallback's clock), its reason.
  * @example
  * ```ts
  * import type { ChaosEntry, ChaosReport } from './chaos-worker.js';
@@ -133,7 +134,11 @@ export async function serveChaosWorker<C>(
     decidedAt = 0;
     try {
       const d = await limiter.limit(`user-${identity}`);
-      const at = d.reason === undefined ? decidedAt : last;
+      // Redis counts a caller whose clock is behind the key's in the key's window (time never
+      // runs backward for a key), and its reset still counts from the caller's clock: so
+      // `decidedAt + resetAfterMs` ends the window Redis counted it in, whatever lag (a starved
+      // event loop, a slow network) came between reading the clock and the script running.
+      const at = d.reason === undefined ? decidedAt + d.resetAfterMs - CHAOS_POLICY.windowMs : last;
       if (d.allowed) log.push([identity, at, d.reason ?? '']);
       if (d.reason?.startsWith('store-')) failures.add(last - (last % CHAOS_POLICY.windowMs));
     } catch (e) {

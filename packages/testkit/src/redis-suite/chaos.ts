@@ -198,11 +198,9 @@ export function redisChaosTests(api: RedisSuiteApi, options: RedisChaosTestsOpti
                 const restarts = hits.filter((f) => f.fault === 'restart').length;
                 worstRedis = Math.max(worstRedis, byRedis);
                 worstFallback = Math.max(worstFallback, byFallback);
-                // With a slow network a call can reach Redis after another process has moved the key to
-                // the next window: it is then counted there (a late caller is evaluated at the key's
-                // time) but logged here, at the time it read. Latency stays under one window, so a
-                // logged window holds at most its own admissions and the next one's.
-                expect(byRedis, where).toBeLessThanOrEqual(2 * limit * (1 + restarts));
+                // Admissions are logged in the window Redis counted them in (see the worker), so
+                // only a restart (every key lost) lets Redis admit a window's limit once more.
+                expect(byRedis, where).toBeLessThanOrEqual(limit * (1 + restarts));
                 expect(byFallback, where).toBeLessThanOrEqual(limit * options.workers.length);
               }
             }
