@@ -56,17 +56,20 @@ export function targets(r, { rlf, erl }) {
       met: higher ? value >= target : value <= target,
     });
   };
-  const many = r.inprocess?.[1]?.scenario;
-  if (many !== undefined) {
+  // In-process targets read the fresh-key rows (a new key string per decision under a prefix,
+  // as an app builds it) over many keys; the pre-built rows are reported, not targeted.
+  const fresh = r.inprocess?.find((x) => x.keyStrings === 'fresh' && x.allowed && x.keyCount > 1);
+  if (fresh !== undefined) {
+    const n = fresh.keyCount.toLocaleString('en-US');
     push(
-      'MemoryStore tokenBucket ÷ RateLimiterMemory (10k keys)',
-      ratio(r.inprocess, many, 'tokenBucket', rlf),
+      `MemoryStore tokenBucket ÷ RateLimiterMemory (fresh keys, prefix, ${n} keys)`,
+      ratio(r.inprocess, fresh.scenario, 'tokenBucket', rlf),
       1.5,
     );
     push(
-      'MemoryStore fixedWindow ÷ express-rate-limit MemoryStore (10k keys)',
-      ratio(r.inprocess, many, 'fixedWindow', erl.memory),
-      1,
+      `MemoryStore fixedWindow ÷ express-rate-limit MemoryStore (fresh keys, prefix, ${n} keys)`,
+      ratio(r.inprocess, fresh.scenario, 'fixedWindow', erl.memory),
+      1.2,
     );
   }
   for (const [n, target] of [

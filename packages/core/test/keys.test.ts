@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isFloodgateError } from '../src/errors.js';
 import {
   encodeIdentity,
@@ -114,6 +114,30 @@ describe('encodeIdentity', () => {
             ? escaped
             : `#${createHash('sha256').update(escaped, 'utf8').digest('base64url')}`,
         );
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('encodes the same where the runtime has no String.prototype.isWellFormed', async () => {
+    // The screen for lone surrogates falls back to a regular expression there (keys.ts).
+    const proto = String.prototype as { isWellFormed?: unknown };
+    const saved = Object.getOwnPropertyDescriptor(proto, 'isWellFormed');
+    delete proto.isWellFormed;
+    vi.resetModules();
+    let without: typeof encodeIdentity;
+    try {
+      ({ encodeIdentity: without } = await import('../src/keys.js'));
+    } finally {
+      if (saved !== undefined) Object.defineProperty(proto, 'isWellFormed', saved);
+      vi.resetModules();
+    }
+    expect(without).not.toBe(encodeIdentity);
+    fc.assert(
+      fc.property(identity, (id) => {
+        expect(without(id)).toBe(encodeIdentity(id));
+        const escaped = escapeSpec(id);
+        if (byteLength(escaped) <= MAX_IDENTITY_BYTES) expect(without(id)).toBe(escaped);
       }),
       { numRuns: 500 },
     );
