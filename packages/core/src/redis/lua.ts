@@ -241,6 +241,29 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
 }
 
 /**
+ * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
+ * string state goes through the run's cache (GET, SET … PX and DEL of a key become kget, kset
+ * and kdel) and any other command on a key through kcall. Fails at assembly when a fragment
+ * calls Redis in a shape this does not know, rather than let a command bypass the cache.
+ */
+function cached(body: string): string {
+  // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
+  const reads = body.split("redis.call('TIME')").length - 1;
+  if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
+  const out = body
+    .replace("redis.call('TIME')", 'batch_clock')
+    .replace(/tonumber\(ARGV\[/g, 'num(ARGV[')
+    .replace(/redis\.call\('GET', ([^,()]+)\)/g, 'kget($1)')
+    .replace(/redis\.call\('DEL', ([^,()]+)\)/g, 'kdel($1)')
+    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`.
+    .replace(/redis\.call\('SET', ([^,()]+), (.+), 'PX', (.+)\)$/gm, 'kset($1, $2, $3)')
+    .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key");
+  const left = /redis\.call\([^)]*\)?/.exec(out);
+  if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
+  return out;
+}
+
+/**
  * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
  * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
  */
@@ -249,10 +272,7 @@ export function assembleBatchScript(
   blocking: readonly boolean[] = [],
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const body = callBody(fragments, kinds, blocking, IN_BATCH).join('\n');
-  // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
-  const reads = body.split("redis.call('TIME')").length - 1;
-  if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
+  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH).join('\n'));
   const fill = (text: string) =>
     text
       .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
@@ -261,7 +281,7 @@ export function assembleBatchScript(
     `-- Floodgate batch script: ${label(kinds, blocking)}`,
     ...helpersFor(fragments),
     fill(section(LUA_SOURCES.batch!, 'head')),
-    body.replace("redis.call('TIME')", 'batch_clock'),
+    body,
     fill(section(LUA_SOURCES.batch!, 'tail')),
   ]
     .join('\n')
