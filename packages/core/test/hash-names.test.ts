@@ -99,15 +99,15 @@ describe('script SHA-1s', () => {
     expect(compileScript('one', [...POLICY_KINDS]).sha1).toBe(
       '183a494f1d7fa4f3dea54cdc18c12911a94b1201',
     );
-    expect(batch('fixedWindow')).toBe('1a975e8fc69f2e70b7578f88d7fbdacf3a93d45b');
-    expect(batch('slidingWindow')).toBe('7aa2891446a82e90926e237b6a1a4c9108936ff2');
-    expect(batch('slidingWindowLog')).toBe('c5350ea226b3118a599d591c3262505aa881ca73');
-    expect(batch('tokenBucket')).toBe('6d9bf1e00041b5a35483b7ad5c003f53f7728d2f');
-    expect(batch('leakyBucket')).toBe('a08e7e295288ac5c5e821d0768dcbf022b7b00af');
-    expect(batch('quota')).toBe('bf5d760ee8a4d0ed54a6c26e9b174327b1ff7072');
-    expect(compileScript('batch', FIVE).sha1).toBe('3bd272ba593c42026de2f37b173f1dcf9d002082');
+    expect(batch('fixedWindow')).toBe('13a583ed5943f927987effd5b6685af762ad9162');
+    expect(batch('slidingWindow')).toBe('ff22bf3c104f40318ef80d18b01b96a834f9dbfa');
+    expect(batch('slidingWindowLog')).toBe('c4e59a9bb3ec767969395d5ebb205125b0a294d0');
+    expect(batch('tokenBucket')).toBe('2706021679fcd0c5dd51465cc60f39fd9faa9d1e');
+    expect(batch('leakyBucket')).toBe('1bff88762fd82f3ba61f680cc22fc62ce8db6e9c');
+    expect(batch('quota')).toBe('0078eddf9a8321755376bba2c46367e167df8aa4');
+    expect(compileScript('batch', FIVE).sha1).toBe('969a61033e9fc4c0ae973c6163c38a605ed5906f');
     expect(compileScript('batch', [...POLICY_KINDS]).sha1).toBe(
-      'e6897889f0540aa255f3d5a8c68258034f769422',
+      'c2484091885164d92ac368355fba2551a35cfac2',
     );
   });
 });

@@ -115,7 +115,14 @@ describe('one lean script per combination of kinds', () => {
           /\bkset\((key|KEYS\[\d+\]), (.+), ([^,]+)\)$/gm,
           "redis.call('SET', $1, $2, 'PX', $3)",
         )
-        .replace(/\bkcall\('/g, "redis.call('");
+        .replace(/\bkcall\('/g, "redis.call('")
+        .replaceAll('mfloor(', 'math.floor(')
+        .replaceAll('mmax(', 'math.max(')
+        .replace(
+          /((?:flat\[nf \+ \d+\] = [^\n]+\n)+)nf = nf \+ \d+\nreturn/g,
+          (_, puts: string) =>
+            `return { ${[...puts.matchAll(/= ([^\n]+)\n/g)].map((m) => m[1]).join(', ')}, time }`,
+        );
       const body = one.slice(one.indexOf('local fmt = string.format'));
       expect(undone).toContain(body.trimEnd());
       expect(batch.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);

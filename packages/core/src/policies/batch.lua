@@ -21,12 +21,15 @@
 -- once, so the call's own error is as before) or, past maxmemory, a script's first write.
 -- KEYS: PER_CALL_KEYS per call (one per policy), call after call. ARGV: PER_CALL_ARGS per call
 -- (the one-call script's ARGV), call after call.
--- Reply: one entry per call, in order: the one-call script's reply ({ 'late', time } for a call
--- past its own deadline, which charged nothing while its batch-mates went on), or
--- { 'error', message } for a call that raised an error: alone it would have failed the script,
--- here it fails only its own caller, and its batch-mates' charges are answered, not lost.
+-- Reply: one flat array. Per call, in order: a decision as the one-call script's five fields
+-- per policy (its `time` left out); or one nested entry, { 'late', time } for a call past its
+-- own deadline, which charged nothing while its batch-mates went on, or { 'error', message } for
+-- a call that raised an error: alone it would have failed the script, here it fails only its
+-- own caller, and its batch-mates' charges are answered, not lost. Last, the batch's Redis TIME
+-- in ms (0 when not read), what each call's `time` would have been.
 -- @head
 local batch_clock
+local batch_time = 0
 local calls = #KEYS / PER_CALL_KEYS
 for c = 0, calls - 1 do
   local ab = c * PER_CALL_ARGS
@@ -34,9 +37,11 @@ for c = 0, calls - 1 do
     -- As numbers once, so no call parses the same two strings again.
     local clock = redis.call('TIME')
     batch_clock = { tonumber(clock[1]), tonumber(clock[2]) }
+    batch_time = batch_clock[1] * 1000 + math.floor(batch_clock[2] / 1000)
     break
   end
 end
+local flat, nf = {}, 0
 -- tonumber of an ARGV string, parsed once per run (strtod is most of a call's own Lua time,
 -- and the calls of one limiter send the same parameters): the same number tonumber gives.
 local parsed = {}
@@ -93,17 +98,21 @@ end
 local function one(kb, ab)
 -- @tail
 end
-local replies = {}
 for c = 0, calls - 1 do
+  -- `one` puts a decision into `flat` itself and returns nothing; a late call returns its reply.
   local ok, reply = pcall(one, c * PER_CALL_KEYS, c * PER_CALL_ARGS)
   if not ok then
-    reply = { 'error', type(reply) == 'table' and reply.err or tostring(reply) }
+    nf = nf + 1
+    flat[nf] = { 'error', type(reply) == 'table' and reply.err or tostring(reply) }
+  elseif reply then
+    nf = nf + 1
+    flat[nf] = reply
   end
-  replies[c + 1] = reply
   for i = c * PER_CALL_KEYS + 1, (c + 1) * PER_CALL_KEYS do
     if klast[KEYS[i]] == i then
       kflush(KEYS[i])
     end
   end
 end
-return replies
+flat[nf + 1] = batch_time
+return flat
