@@ -12,7 +12,14 @@ import { benchEviction } from './eviction.mjs';
 import { benchHooks } from './hooks.mjs';
 import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
-import { benchMemory, benchRedis, benchRoundTrips, startRedis } from './redis.mjs';
+import {
+  benchHot,
+  benchMemory,
+  benchRedis,
+  benchRoundTrips,
+  hotTable,
+  startRedis,
+} from './redis.mjs';
 import { targets, toJson, writeReport } from './report.mjs';
 import { machine, version } from './versions.mjs';
 
@@ -155,6 +162,16 @@ if (needsRedis) {
       );
       print();
       print(throughputTable(results.redis));
+      // bench/doc/hot.md: one identity, 256 in flight; Redis µs per decision against RLF's.
+      const hot = await benchHot(config, redis, log);
+      results.hot = hot;
+      print();
+      print(
+        `### One hot identity, ${hot.inFlight} in flight (${fmt(hot.decisions)} decisions per run, ` +
+          'Redis µs per decision = usec of EVALSHA and EVAL in INFO commandstats ÷ decisions)',
+      );
+      print();
+      print(hotTable(hot, label, RLF));
     }
     if (config.sections.has('ceiling')) {
       results.ceiling = await benchCeiling(config, redis, log);

@@ -4,7 +4,7 @@ import { startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { identities } from './config.mjs';
 import { POLICIES, redisContenders } from './contenders.mjs';
-import { collectGarbage, compare, concurrent, median, sequential } from './measure.mjs';
+import { collectGarbage, compare, concurrent, median, sequential, table } from './measure.mjs';
 
 // Never reached in a run, and small enough that every policy keeps its Redis state int-encoded.
 const NEVER = 500_000;
@@ -208,4 +208,97 @@ export async function benchMemory(config, redis, log) {
 async function usedMemory(admin) {
   const info = String(await admin.info('memory'));
   return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+}
+
+// Top-level script commands: a script's usec already counts the GETs and SETs it calls, which
+// `INFO commandstats` also lists on their own rows.
+const SCRIPT_COMMANDS = ['evalsha', 'eval'];
+
+function scriptUsec(before, after) {
+  let usec = 0;
+  let calls = 0;
+  for (const name of SCRIPT_COMMANDS) {
+    usec += (after.get(name)?.usec ?? 0) - (before.get(name)?.usec ?? 0);
+    calls += (after.get(name)?.calls ?? 0) - (before.get(name)?.calls ?? 0);
+  }
+  return { usec, calls };
+}
+
+/**
+ * One hot identity: `inFlight` decisions in flight (auto-pipelining on), every one on the same
+ * key. Per run: decisions/s, and Redis's µs per decision from `INFO commandstats` (usec of
+ * EVALSHA and EVAL diffed around the timed part, ÷ decisions), with the script runs per decision.
+ * Interleaved like `compare`: in repeat r the order is rotated by r.
+ */
+export async function benchHot(config, redis, log, inFlight = 256) {
+  const keys = ['hot'];
+  const n = config.redisConcurrentIterations;
+  const warmup = Math.max(config.redisWarmup, 1_000);
+  log(`  redis: one hot identity, ${inFlight} in flight`);
+  const client = await redis.client(true);
+  const runs = new Map();
+  try {
+    const contenders = redisContenders(redis, client, NEVER, DAY_MS, POLICIES);
+    for (let r = 0; r < config.repeats; r++) {
+      for (let j = 0; j < contenders.length; j++) {
+        const c = contenders[(j + r) % contenders.length];
+        const { decide, teardown } = await c.setup();
+        await concurrent(decide, keys, warmup, inFlight);
+        collectGarbage();
+        const before = commandStats(await redis.admin.info('commandstats'));
+        const { ns, denied } = await concurrent(decide, keys, n, inFlight);
+        const after = commandStats(await redis.admin.info('commandstats'));
+        await teardown?.();
+        if (denied !== 0) throw new Error(`${c.name}: ${denied} of ${n} hot decisions denied`);
+        const { usec, calls } = scriptUsec(before, after);
+        const list = runs.get(c.name) ?? [];
+        list.push({
+          ops: n / (Number(ns) / 1e9),
+          usPerDecision: usec / n,
+          runsPerDecision: calls / n,
+        });
+        runs.set(c.name, list);
+      }
+    }
+  } finally {
+    client.disconnect();
+  }
+  return { inFlight, decisions: n, runs };
+}
+
+/** The hot-identity table: medians, spreads, and each row ÷ rate-limiter-flexible's. */
+export function hotTable(hot, label, rlf, target = 0.3) {
+  const med = (name, field) => median(hot.runs.get(name).map((x) => x[field]));
+  const range = (name, field) => {
+    const v = hot.runs.get(name).map((x) => x[field]);
+    return `${Math.min(...v).toFixed(2)}–${Math.max(...v).toFixed(2)}`;
+  };
+  const rlfUs = med(rlf, 'usPerDecision');
+  const rlfOps = med(rlf, 'ops');
+  const rows = [...hot.runs.keys()].map((name) => {
+    const us = med(name, 'usPerDecision');
+    const perRlf = us / rlfUs;
+    return [
+      label(name),
+      Math.round(med(name, 'ops')).toLocaleString('en-US'),
+      (med(name, 'ops') / rlfOps).toFixed(2),
+      `${us.toFixed(2)} (${range(name, 'usPerDecision')})`,
+      perRlf.toFixed(2),
+      med(name, 'runsPerDecision').toFixed(3),
+      name === rlf || name.startsWith('rate-limit') ? '–' : perRlf <= target ? 'met' : 'not met',
+    ];
+  });
+  return table(
+    [
+      'contender',
+      'decisions/s',
+      '÷ RLF',
+      'Redis µs per decision (range)',
+      '÷ RLF µs',
+      'script runs per decision',
+      `≤ ${target}× RLF µs`,
+    ],
+    rows,
+    ['l', 'r', 'r', 'r', 'r', 'r', 'l'],
+  );
 }

@@ -102,11 +102,27 @@ describe('one lean script per combination of kinds', () => {
     for (const kinds of combos) {
       const one = assembleScript(kinds);
       const batch = assembleBatchScript(kinds);
-      // Back to one call's layout, the batch holds the one-call script's body verbatim.
+      // Back to one call's layout and Redis commands for the run's cache and parsed numbers,
+      // the batch holds the one-call script's body verbatim.
       const undone = batch
         .replace(/KEYS\[kb \+ (\d+)\]/g, 'KEYS[$1]')
         .replace(/ARGV\[ab \+ (\d+)\]/g, 'ARGV[$1]')
-        .replace('local clock = batch_clock', "local clock = redis.call('TIME')");
+        .replace('local clock = batch_clock', "local clock = redis.call('TIME')")
+        .replace(/\bnum\(ARGV\[/g, 'tonumber(ARGV[')
+        .replace(/\bkget\(([^()]+)\)/g, "redis.call('GET', $1)")
+        .replace(/\bkdel\(([^()]+)\)/g, "redis.call('DEL', $1)")
+        .replace(
+          /\bkset\((key|KEYS\[\d+\]), (.+), ([^,]+)\)$/gm,
+          "redis.call('SET', $1, $2, 'PX', $3)",
+        )
+        .replace(/\bkcall\('/g, "redis.call('")
+        .replaceAll('mfloor(', 'math.floor(')
+        .replaceAll('mmax(', 'math.max(')
+        .replace(
+          /((?:flat\[nf \+ \d+\] = [^\n]+\n)+)nf = nf \+ \d+\nreturn/g,
+          (_, puts: string) =>
+            `return { ${[...puts.matchAll(/= ([^\n]+)\n/g)].map((m) => m[1]).join(', ')}, time }`,
+        );
       const body = one.slice(one.indexOf('local fmt = string.format'));
       expect(undone).toContain(body.trimEnd());
       expect(batch.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);

@@ -4,31 +4,115 @@
 -- text) between @head and @tail as the function `one`, reading its KEYS and ARGV at offsets kb
 -- and ab; there the prelude's TIME read becomes batch_clock, read at most once per batch, before
 -- the first call, and only when some call needs it (server clock or a deadline).
+-- String state goes through a write-back cache for the run (lua.ts rewrites the body's GET, SET
+-- … PX and DEL into kget, kset and kdel): a key is read once, by the first call that names it;
+-- every later call sees the value the earlier ones left, as it would have read it back from
+-- Redis; and a written key is written once, with the value and the expiry of its last write,
+-- right after the last call of the batch that names it. No other client sees a key between two
+-- calls (a script runs atomically), so every reply and the keys the run leaves are those of the
+-- calls run one after another, with one GET and one SET per key instead of one each per call.
+-- The expiry counts from that SET (Redis 7.0 does not freeze the clock SET … PX counts from
+-- while a script runs), as it counted from the last writer's own SET: later by the script time
+-- of the calls between the last writer and the last call naming the key (microseconds, and none
+-- when they are the same call), never by the rest of the batch.
+-- Any other command on a key (the log's sorted sets) goes through kcall, which writes the key
+-- out and forgets it first. A write Redis refuses fails the whole run (all of its calls), never
+-- answers a charge that was not stored: SET refuses an expiry (kset passes those to Redis at
+-- once, so the call's own error is as before) or, past maxmemory, a script's first write.
 -- KEYS: PER_CALL_KEYS per call (one per policy), call after call. ARGV: PER_CALL_ARGS per call
 -- (the one-call script's ARGV), call after call.
--- Reply: one entry per call, in order: the one-call script's reply ({ 'late', time } for a call
--- past its own deadline, which charged nothing while its batch-mates went on), or
--- { 'error', message } for a call that raised an error: alone it would have failed the script,
--- here it fails only its own caller, and its batch-mates' charges are answered, not lost.
+-- Reply: one flat array. Per call, in order: a decision as the one-call script's five fields
+-- per policy (its `time` left out); or one nested entry, { 'late', time } for a call past its
+-- own deadline, which charged nothing while its batch-mates went on, or { 'error', message } for
+-- a call that raised an error: alone it would have failed the script, here it fails only its
+-- own caller, and its batch-mates' charges are answered, not lost. Last, the batch's Redis TIME
+-- in ms (0 when not read), what each call's `time` would have been.
 -- @head
 local batch_clock
+local batch_time = 0
 local calls = #KEYS / PER_CALL_KEYS
 for c = 0, calls - 1 do
   local ab = c * PER_CALL_ARGS
   if ARGV[ab + 3] == '' or ARGV[ab + 4] ~= '' then
-    batch_clock = redis.call('TIME')
+    -- As numbers once, so no call parses the same two strings again.
+    local clock = redis.call('TIME')
+    batch_clock = { tonumber(clock[1]), tonumber(clock[2]) }
+    batch_time = batch_clock[1] * 1000 + math.floor(batch_clock[2] / 1000)
     break
   end
+end
+local flat, nf = {}, 0
+-- tonumber of an ARGV string, parsed once per run (strtod is most of a call's own Lua time,
+-- and the calls of one limiter send the same parameters): the same number tonumber gives.
+local parsed = {}
+local function num(s)
+  local n = parsed[s]
+  if n == nil then
+    n = tonumber(s)
+    parsed[s] = n
+  end
+  return n
+end
+-- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the PX of
+-- its last write (false: deleted), nil while unwritten; klast[key]: the index in KEYS of the last
+-- entry naming it, after whose call it is written out.
+local kval, kpx, klast = {}, {}, {}
+for i = 1, #KEYS do
+  klast[KEYS[i]] = i
+end
+local function kget(key)
+  local v = kval[key]
+  if v == nil then
+    v = redis.call('GET', key)
+    kval[key] = v
+  end
+  return v
+end
+local function kset(key, v, px)
+  if px ~= px or px < 1 or px % 1 ~= 0 then
+    -- An expiry Redis refuses: SET raises its own error now, as it would have alone.
+    redis.call('SET', key, v, 'PX', px)
+  end
+  kval[key] = v
+  kpx[key] = px
+end
+local function kdel(key)
+  kval[key] = false
+  kpx[key] = false
+end
+local function kflush(key)
+  local px = kpx[key]
+  if px then
+    redis.call('SET', key, kval[key], 'PX', px)
+  elseif px == false then
+    redis.call('DEL', key)
+  end
+  kval[key], kpx[key] = nil, nil
+end
+local function kcall(command, key, ...)
+  if kval[key] ~= nil then
+    kflush(key)
+  end
+  return redis.call(command, key, ...)
 end
 local function one(kb, ab)
 -- @tail
 end
-local replies = {}
 for c = 0, calls - 1 do
+  -- `one` puts a decision into `flat` itself and returns nothing; a late call returns its reply.
   local ok, reply = pcall(one, c * PER_CALL_KEYS, c * PER_CALL_ARGS)
   if not ok then
-    reply = { 'error', type(reply) == 'table' and reply.err or tostring(reply) }
+    nf = nf + 1
+    flat[nf] = { 'error', type(reply) == 'table' and reply.err or tostring(reply) }
+  elseif reply then
+    nf = nf + 1
+    flat[nf] = reply
   end
-  replies[c + 1] = reply
+  for i = c * PER_CALL_KEYS + 1, (c + 1) * PER_CALL_KEYS do
+    if klast[KEYS[i]] == i then
+      kflush(KEYS[i])
+    end
+  end
 end
-return replies
+flat[nf + 1] = batch_time
+return flat

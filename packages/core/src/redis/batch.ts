@@ -3,7 +3,7 @@ import type { PolicyKind } from '../policies/kinds.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { argCount, blockingOf, compileScript, type LimitScript } from './lua.js';
-import { decodeScriptReply, writeScriptArgs } from './protocol.js';
+import { decodeResults, decodeScriptReply, writeScriptArgs } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
 
 /** The batch script of one combination of kinds, and how many KEYS and ARGV a call takes. */
@@ -149,26 +149,43 @@ export class Batcher {
       return;
     }
     const received = performance.now();
-    if (!Array.isArray(reply) || reply.length !== group.length) {
+    // batch.lua's reply: per call five fields per policy, or one nested 'late' / 'error' entry;
+    // then the batch's TIME.
+    const width = group[0]!.call.policies.length * 5;
+    const parts: (number | unknown[])[] = [];
+    let pos = 0;
+    if (Array.isArray(reply)) {
+      for (let i = 0; i < group.length && pos < reply.length - 1; i++) {
+        if (Array.isArray(reply[pos])) {
+          parts.push(reply[pos] as unknown[]);
+          pos += 1;
+        } else {
+          parts.push(pos);
+          pos += width;
+        }
+      }
+    }
+    if (!Array.isArray(reply) || parts.length !== group.length || pos !== reply.length - 1) {
       const error = new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the batch script');
       for (const p of group) p.reject(error);
       return;
     }
-    let sampled = false;
+    const time = Number(reply[pos]);
+    // Every call that read TIME read the batch's one.
+    if (time > 0) this.#runner.offset.sample(time, received);
     for (let i = 0; i < group.length; i++) {
-      const part: unknown = reply[i];
+      const part = parts[i]!;
       const p = group[i]!;
       try {
-        if (Array.isArray(part) && part.length === 2 && String(part[0]) === 'error') {
+        if (typeof part === 'number') {
+          p.resolve(decodeResults(reply, part, p.call.policies.length));
+        } else if (part.length === 2 && String(part[0]) === 'error') {
           throw this.#runner.unavailable(new Error(String(part[1])));
+        } else {
+          // { 'late', time }: STORE_TIMEOUT, as decodeScriptReply reads it alone.
+          decodeScriptReply(part, p.call.policies.length);
+          throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the batch script');
         }
-        const { results, time } = decodeScriptReply(part, p.call.policies.length);
-        if (!sampled && time > 0) {
-          // Every part carries the batch's one TIME.
-          this.#runner.offset.sample(time, received);
-          sampled = true;
-        }
-        p.resolve(results);
       } catch (error) {
         p.reject(error);
       }

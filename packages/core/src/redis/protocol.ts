@@ -139,8 +139,17 @@ export function decodeScriptReply(reply: unknown, policyCount: number): ScriptRe
   if (!Array.isArray(reply) || reply.length !== policyCount * 5 + 1) {
     throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the limit script');
   }
+  return { results: decodeResults(reply, 0, policyCount), time: Number(reply[policyCount * 5]) };
+}
+
+/** The five fields per policy of one decision, from `reply[at]` on (a batch's reply holds many). */
+export function decodeResults(
+  reply: readonly unknown[],
+  at: number,
+  policyCount: number,
+): PolicyResult[] {
   const results: PolicyResult[] = [];
-  for (let i = 0; i < policyCount * 5; i += 5) {
+  for (let i = at; i < at + policyCount * 5; i += 5) {
     results.push({
       allowed: Number(reply[i]) === 1,
       remaining: Number(reply[i + 1]),
@@ -149,5 +158,5 @@ export function decodeScriptReply(reply: unknown, policyCount: number): ScriptRe
       delayMs: Number(reply[i + 4]),
     });
   }
-  return { results, time: Number(reply[policyCount * 5]) };
+  return results;
 }

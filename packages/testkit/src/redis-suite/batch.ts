@@ -12,6 +12,7 @@ import {
 import { startFaultProxy } from '../fault-proxy.js';
 import { commandCalls, delta, rng } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
+import { hotIdentityTests } from './batch-hot.js';
 import { openClient, sleep, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -140,6 +141,8 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
           }
         }, 60_000);
       }
+
+      hotIdentityTests(api, adapter, server, tag, options.seed ?? 10);
 
       it('a call past its deadline inside a batch charges nothing; its batch-mates are charged', async () => {
         const client = await openClient(adapter, server().url);
