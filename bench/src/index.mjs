@@ -334,7 +334,7 @@ if (needsRedis) {
 
 results.targets = targets(results, { rlf: RLF, erl: { memory: ERL, redis: ERL_REDIS } });
 print();
-print('### Targets (issue 10)');
+print('### Targets (issues 10 and 16)');
 print();
 print(
   table(
