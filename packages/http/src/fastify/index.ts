@@ -134,7 +134,8 @@ const EXPOSE = 'Access-Control-Expose-Headers';
 const exposeNames = new WeakMap<FastifyRequest, readonly string[]>();
 
 function applyOutcome(reply: FastifyReply, outcome: Outcome): void {
-  for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
+  const headers = outcome.headers;
+  for (const name in headers) reply.header(name, headers[name]);
   if (outcome.expose.length > 0) {
     exposeNames.set(reply.request, outcome.expose);
     const current = reply.getHeader(EXPOSE);

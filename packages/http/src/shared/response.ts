@@ -80,13 +80,16 @@ const seconds = (ms: number): number => (ms > 0 ? Math.ceil(ms / 1000) : 0);
 
 function problemPolicy(p: PolicyDecision): ProblemPolicy {
   const reset = p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
-  const base = {
-    name: p.name,
-    limit: p.limit,
-    remaining: p.remaining,
-    resetSeconds: seconds(reset),
-  };
-  return Number.isFinite(p.windowMs) ? { ...base, windowSeconds: seconds(p.windowMs) } : base;
+  // Two literals, not a spread: one per policy of every 429. Same fields, same order.
+  return Number.isFinite(p.windowMs)
+    ? {
+        name: p.name,
+        limit: p.limit,
+        remaining: p.remaining,
+        resetSeconds: seconds(reset),
+        windowSeconds: seconds(p.windowMs),
+      }
+    : { name: p.name, limit: p.limit, remaining: p.remaining, resetSeconds: seconds(reset) };
 }
 
 /**
@@ -156,6 +159,9 @@ export function unavailableProblem(): ProblemDetails {
  * ```
  */
 export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
+  // The common case, no CORS middleware before us: our own names, which are distinct already
+  // when they are one outcome's header names (at most one of each, whatever its case).
+  if ((existing === undefined || existing === '') && distinct(names)) return names.join(', ');
   const current = (existing ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -168,4 +174,13 @@ export function mergeExposeHeaders(existing: string | undefined, names: readonly
     }
   }
   return current.join(', ');
+}
+
+/** Whether no two names are equal ignoring case (a handful of names: pairwise is cheapest). */
+function distinct(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) {
+    const a = (names[i] as string).toLowerCase();
+    for (let j = 0; j < i; j++) if ((names[j] as string).toLowerCase() === a) return false;
+  }
+  return true;
 }
