@@ -32,29 +32,27 @@ function spread(values, digits = 0) {
 }
 const ratio = (a, b) => (b === 0 ? '–' : `${(a / b).toFixed(2)}×`);
 
+const cpuOf = (runs) => median(runs.map((r) => r.cpuUs));
+const cells = (c) => [
+  spread(c.runs.map((r) => r.rps)),
+  spread(
+    c.runs.map((r) => r.p99),
+    1,
+  ),
+  spread(
+    c.runs.map((r) => r.cpuUs),
+    1,
+  ),
+];
+
 /** One framework's rows: bare, then Floodgate and its peer per store and scenario. */
-function rowsOf(framework, cells) {
-  const bare = cells.find((c) => c.app.limiter === 'bare');
-  const rows = [
-    [
-      framework,
-      'bare (no limiter)',
-      '–',
-      '–',
-      spread(bare.runs.map((r) => r.rps)),
-      spread(
-        bare.runs.map((r) => r.p99),
-        1,
-      ),
-      '–',
-      '–',
-      '1.00×',
-    ],
-  ];
+function rowsOf(framework, measured) {
+  const bare = measured.find((c) => c.app.limiter === 'bare');
+  const rows = [[framework, 'bare (no limiter)', '–', '–', ...cells(bare), '–', '–', '–', '1.00×']];
   const targets = [];
-  for (const cell of cells.filter((c) => c.app.limiter === 'floodgate')) {
+  for (const cell of measured.filter((c) => c.app.limiter === 'floodgate')) {
     const { store, scenario } = cell.app;
-    const peer = cells.find(
+    const peer = measured.find(
       (c) => c.app.limiter === 'peer' && c.app.store === store && c.app.scenario === scenario,
     );
     const label = SCENARIOS.find((s) => s.id === scenario).label;
@@ -67,13 +65,10 @@ function rowsOf(framework, cells) {
         name,
         store,
         label,
-        spread(c.runs.map((r) => r.rps)),
-        spread(
-          c.runs.map((r) => r.p99),
-          1,
-        ),
+        ...cells(c),
         ratio(rpsOf(c.runs), rpsOf(peer.runs)),
         ratio(p99Of(c.runs), p99Of(peer.runs)),
+        ratio(cpuOf(c.runs), cpuOf(peer.runs)),
         ratio(rpsOf(c.runs), rpsOf(bare.runs)),
       ]);
     }
@@ -86,6 +81,7 @@ function rowsOf(framework, cells) {
       rpsRatio: rps,
       p99: p99[0],
       peerP99: p99[1],
+      cpuRatio: cpuOf(cell.runs) / cpuOf(peer.runs),
       met: rps >= 1 && p99[0] <= p99[1],
     });
   }
@@ -132,7 +128,7 @@ export async function benchHttp(config, log) {
     '',
     `One process per app, GET /hello; fixed window per identity, ${httpConfig.windowMs / 1000} s: ` +
       `limit 1 000 000 000 (all admitted) or ${httpConfig.deniedLimit} (mostly denied). Each library's default headers. ` +
-      `Median of ${config.repeats} interleaved runs ± half the range; p99 over every response, 429s included. ` +
+      `Median of ${config.repeats} interleaved runs ± half the range; p99 over every response, 429s included; server CPU is the app process's user + system time per response. ` +
       (redis === undefined
         ? ''
         : `Redis: a throw-away redis-server ${redis.version} on 127.0.0.1, one ioredis connection per app. `) +
@@ -146,23 +142,26 @@ export async function benchHttp(config, log) {
         'run',
         'req/s',
         'p99 ms',
+        'server CPU µs/req',
         '÷ peer req/s',
         'p99 ÷ peer',
+        'CPU ÷ peer',
         '÷ bare req/s',
       ],
       rows,
-      ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r'],
+      ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
     '',
     table(
-      ['target (issue 16)', 'req/s ÷ peer', 'p99 ms (peer)', 'met'],
+      ['target (issue 16)', 'req/s ÷ peer', 'p99 ms (peer)', 'CPU/req ÷ peer', 'met'],
       targets.map((t) => [
         `${t.framework} on ${t.store}, ${SCENARIOS.find((s) => s.id === t.scenario).label}: ≥ 1.0× and p99 ≤ peer`,
         `${t.rpsRatio.toFixed(2)}×`,
         `${t.p99} (${t.peerP99})`,
+        `${t.cpuRatio.toFixed(2)}×`,
         t.met ? 'yes' : '**no**',
       ]),
-      ['l', 'r', 'r', 'l'],
+      ['l', 'r', 'r', 'r', 'l'],
     ),
   ];
   const result = {

@@ -66,12 +66,14 @@ export async function measureFramework(framework, stores, repeats, redis, log) {
     for (let r = 0; r < repeats; r++) {
       for (let j = 0; j < cells.length; j++) {
         const cell = cells[(j + r) % cells.length];
+        const before = await cell.server.cpuMicros();
         const result = await load(cell.server.port, cell.requests, opts);
+        result.cpuUs = ((await cell.server.cpuMicros()) - before) / result.total;
         check(cell.app, result);
         cell.runs.push(result);
         log(
           `  http ${framework} ${cell.app.limiter} ${cell.app.store ?? ''} ${cell.app.scenario ?? ''}: ` +
-            `${Math.round(result.rps)} req/s, p99 ${result.p99} ms`,
+            `${Math.round(result.rps)} req/s, p99 ${result.p99} ms, ${result.cpuUs.toFixed(1)} µs CPU/req`,
         );
       }
     }

@@ -8,7 +8,8 @@ const ENTRY = fileURLToPath(new URL('./server.mjs', import.meta.url));
 /**
  * @param {object} spec what apps.mjs#startApp takes
  * @param {string | undefined} profileDir write a --cpu-prof profile of the server there
- * @returns {Promise<{ port: number, pid: number, stop: () => Promise<void> }>}
+ * @returns {Promise<{ port: number, pid: number, cpuMicros: () => Promise<number>,
+ *   stop: () => Promise<void> }>}
  */
 export function forkServer(spec, profileDir) {
   const execArgv = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
@@ -26,6 +27,18 @@ export function forkServer(spec, profileDir) {
       resolve({
         port,
         pid: child.pid,
+        /** The server's user + system CPU time so far, µs. */
+        cpuMicros() {
+          return new Promise((done) => {
+            const onMessage = (m) => {
+              if (m?.cpu === undefined) return;
+              child.off('message', onMessage);
+              done(m.cpu.user + m.cpu.system);
+            };
+            child.on('message', onMessage);
+            child.send('cpu');
+          });
+        },
         async stop() {
           if (child.exitCode === null) child.send('stop');
           // A server that does not close in 5 s is killed (by its own pid).
