@@ -159,9 +159,12 @@ export function unavailableProblem(): ProblemDetails {
  * ```
  */
 export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
-  // The common case, no CORS middleware before us: our own names, which are distinct already
-  // when they are one outcome's header names (at most one of each, whatever its case).
-  if ((existing === undefined || existing === '') && distinct(names)) return names.join(', ');
+  // The common cases: nothing there yet (no CORS middleware before us), or exactly our own list
+  // (merged again just before the head is written). Our names are one outcome's header names.
+  if (plain(names)) {
+    const joined = names.join(', ');
+    if (existing === undefined || existing === '' || existing === joined) return joined;
+  }
   const current = (existing ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -176,10 +179,16 @@ export function mergeExposeHeaders(existing: string | undefined, names: readonly
   return current.join(', ');
 }
 
-/** Whether no two names are equal ignoring case (a handful of names: pairwise is cheapest). */
-function distinct(names: readonly string[]): boolean {
-  for (let i = 1; i < names.length; i++) {
-    const a = (names[i] as string).toLowerCase();
+/**
+ * Whether the names join to what the general path would make of them: each a bare token (no
+ * comma, no surrounding space, not empty) and no two equal ignoring case (a handful of names:
+ * pairwise is cheapest).
+ */
+function plain(names: readonly string[]): boolean {
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (name === '' || name.includes(',') || name.trim() !== name) return false;
+    const a = name.toLowerCase();
     for (let j = 0; j < i; j++) if ((names[j] as string).toLowerCase() === a) return false;
   }
   return true;
