@@ -332,6 +332,15 @@ if (needsRedis) {
   }
 }
 
+if (config.sections.has('http')) {
+  // Loaded only here: the frameworks and autocannon stay out of every other section's process.
+  const { benchHttp } = await import('./http/index.mjs');
+  const http = await benchHttp(config, log);
+  results.http = http.result;
+  print();
+  for (const line of http.lines) print(line);
+}
+
 results.targets = targets(results, { rlf: RLF, erl: { memory: ERL, redis: ERL_REDIS } });
 print();
 print('### Targets (issues 10 and 16)');

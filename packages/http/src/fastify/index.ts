@@ -18,6 +18,7 @@ import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
 import { closeSignal, incomingView, pathOf, settleOnFinish } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
 import { mergeExposeHeaders } from '../shared/response.js';
+import { createSlot } from '../shared/slot.js';
 import type { RateLimitOptions } from '../shared/types.js';
 import { checkHook, type FastifyHook } from './hook.js';
 
@@ -131,10 +132,11 @@ function routeConfig(fastify: FastifyInstance, config: unknown): RouteConfig {
 }
 
 const EXPOSE = 'Access-Control-Expose-Headers';
-const exposeNames = new WeakMap<FastifyRequest, readonly string[]>();
+const exposeNames = createSlot<readonly string[]>('floodgate.expose');
 
 function applyOutcome(reply: FastifyReply, outcome: Outcome): void {
-  for (const [name, value] of Object.entries(outcome.headers)) reply.header(name, value);
+  const headers = outcome.headers;
+  for (const name in headers) reply.header(name, headers[name]);
   if (outcome.expose.length > 0) {
     exposeNames.set(reply.request, outcome.expose);
     const current = reply.getHeader(EXPOSE);

@@ -57,6 +57,7 @@ export interface RateLimitEnv {
 }
 
 const EXPOSE = 'Access-Control-Expose-Headers';
+const noop = (): void => {};
 
 function nodeServerAddress(c: Context): string | undefined {
   const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
@@ -92,13 +93,14 @@ function view(c: Context, address: () => string | undefined): RateLimitRequest<C
 /** Puts the outcome's headers on the final response (re-wrapping one with immutable headers). */
 function applyHeaders(c: Context, outcome: Outcome): void {
   let headers: Headers;
+  const own = outcome.headers;
   try {
     headers = c.res.headers;
-    for (const [name, value] of Object.entries(outcome.headers)) headers.set(name, value);
+    for (const name in own) headers.set(name, own[name] as string);
   } catch {
     c.res = new Response(c.res.body, c.res);
     headers = c.res.headers;
-    for (const [name, value] of Object.entries(outcome.headers)) headers.set(name, value);
+    for (const name in own) headers.set(name, own[name] as string);
   }
   if (outcome.expose.length > 0) {
     headers.set(EXPOSE, mergeExposeHeaders(headers.get(EXPOSE) ?? undefined, outcome.expose));
@@ -127,9 +129,14 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
   const engine = createEngine(shared as RateLimitOptions);
   return async (c, next) => {
     // getAddress runs inside the decision, so its failure is a limiter error like any other.
+    // The signal is asked for only when the request is held: on @hono/node-server reading
+    // `raw.signal` makes an AbortController per request.
     const outcome = await engine.admit(
       view(c, () => getAddress(c)),
-      c.req.raw.signal,
+      () => ({
+        signal: c.req.raw.signal,
+        dispose: noop,
+      }),
     );
     if (outcome === undefined) {
       // 499: the client closed the request while it was queued; nobody will read this.

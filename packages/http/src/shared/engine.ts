@@ -103,6 +103,8 @@ const PASS: Outcome = Object.freeze({
   decision: undefined,
 });
 const PROBLEM_JSON = 'application/problem+json';
+// No names to expose: one frozen empty list for every such outcome.
+const NONE: readonly string[] = Object.freeze([]);
 /** `evaluateRules`' answer for a request whose key is on the allow list: nothing was charged. */
 const ALLOWED = Symbol('allowed');
 
@@ -148,17 +150,21 @@ async function evaluateRules(
   charges: Charge[] | undefined,
 ): Promise<Decision[] | typeof ALLOWED> {
   // Listed identities are looked for among every rule's key before any rule is charged.
-  const keys: (string | undefined)[] = [];
+  let keys: (string | undefined)[] | undefined;
   if (allowList?.hasKeys === true) {
+    keys = [];
     for (const rule of rules) keys.push(await rule.key(request));
     if (allowList.keyAllowed(keys)) return ALLOWED;
   }
   const decisions: Decision[] = [];
   let denied = false;
-  for (const [i, rule] of rules.entries()) {
-    const key = i < keys.length ? keys[i] : await rule.key(request);
+  for (let i = 0; i < rules.length; i++) {
+    const rule = rules[i] as ResolvedRule;
+    const key = keys !== undefined ? keys[i] : await rule.key(request);
     if (key === undefined) continue;
-    const limiter = await chooseLimiter(rule, request);
+    // A fixed limiter is used as it is: no extra async call (and promise) per request for it.
+    const limiter =
+      typeof rule.limiter === 'function' ? await chooseLimiter(rule, request) : rule.limiter;
     if (limiter === undefined) continue;
     if (denied) {
       decisions.push(await limiter.peek(key));
@@ -204,10 +210,12 @@ async function denial(
     problem,
   });
   if (custom === undefined) {
+    // `headers` is this decision's own object (onLimited saw a copy): added to, not copied.
+    headers['Content-Type'] = PROBLEM_JSON;
     return {
       action: 'respond',
       status: 429,
-      headers: { ...headers, 'Content-Type': PROBLEM_JSON },
+      headers,
       expose,
       body: JSON.stringify(problem),
       decision,
@@ -277,7 +285,8 @@ export function createEngine(
         shadow && !settings.shadowHeaders
           ? { headers: {}, retryAfter: undefined }
           : decisionHeaders(decision, settings.headers);
-      const expose = settings.exposeHeaders ? Object.keys(headers) : [];
+      const names = Object.keys(headers);
+      const expose = settings.exposeHeaders ? names : NONE;
       const settle = charges === undefined ? undefined : settlerFor(settings, request, charges);
       let outcome: Outcome;
       if (retryAfter !== undefined) {
@@ -290,12 +299,7 @@ export function createEngine(
       } else {
         outcome = { action: 'next', headers, expose, delayMs, decision, settle };
       }
-      recordDecision(
-        request.raw,
-        own,
-        decision,
-        Object.keys(headers).length > 0 ? outcome : undefined,
-      );
+      recordDecision(request.raw, own, decision, names.length > 0 ? outcome : undefined);
       // Reserved in the same turn as the check above (no await between): the bound is exact.
       if (holding && outcome.action === 'next' && delayMs > 0) reserveHold();
       return outcome;

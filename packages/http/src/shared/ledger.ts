@@ -1,4 +1,5 @@
 import { type Decision, mergeDecisions } from '@floodgate/core';
+import { createSlot } from './slot.js';
 
 /**
  * What the limiters stacked on one request (an app-wide one and a route's own, say) decided so
@@ -14,7 +15,7 @@ interface Ledger {
 
 // Keyed by the framework's own request object (`RateLimitRequest.raw`): the one object every
 // middleware on the request sees, and that dies with it.
-const ledgers = new WeakMap<object, Ledger>();
+const ledgers = createSlot<Ledger>('floodgate.ledger');
 
 const isObject = (value: unknown): value is object =>
   (typeof value === 'object' || typeof value === 'function') && value !== null;

@@ -16,18 +16,17 @@ export function incomingView<Raw>(
   route: string | undefined,
   framework?: FrameworkSettings,
 ): RateLimitRequest<Raw> {
-  return {
-    ...(framework === undefined ? {} : { framework }),
-    method: req.method ?? 'GET',
-    path,
-    route,
-    address: req.socket?.remoteAddress,
-    header(name) {
-      const value = req.headers[name.toLowerCase()];
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
-    raw,
+  const method = req.method ?? 'GET';
+  const address = req.socket?.remoteAddress;
+  const header = (name: string): string | undefined => {
+    const value = req.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(', ') : value;
   };
+  // Two plain literals rather than a conditional spread: built on every request, and a spread
+  // into a literal is the slow, shape-changing way to make one.
+  return framework === undefined
+    ? { method, path, route, address, header, raw }
+    : { framework, method, path, route, address, header, raw };
 }
 
 /**
@@ -51,7 +50,8 @@ function exposed(res: ServerResponse): string | undefined {
  * written, so CORS middleware that runs later and overwrites the header does not hide ours.
  */
 export function setOutcomeHeaders(res: ServerResponse, outcome: Outcome): void {
-  for (const [name, value] of Object.entries(outcome.headers)) res.setHeader(name, value);
+  const headers = outcome.headers;
+  for (const name in headers) res.setHeader(name, headers[name] as string);
   const names = outcome.expose;
   if (names.length === 0) return;
   res.setHeader(EXPOSE, mergeExposeHeaders(exposed(res), names));

@@ -80,13 +80,16 @@ const seconds = (ms: number): number => (ms > 0 ? Math.ceil(ms / 1000) : 0);
 
 function problemPolicy(p: PolicyDecision): ProblemPolicy {
   const reset = p.allowed ? p.resetAfterMs : Math.max(p.resetAfterMs, p.retryAfterMs);
-  const base = {
-    name: p.name,
-    limit: p.limit,
-    remaining: p.remaining,
-    resetSeconds: seconds(reset),
-  };
-  return Number.isFinite(p.windowMs) ? { ...base, windowSeconds: seconds(p.windowMs) } : base;
+  // Two literals, not a spread: one per policy of every 429. Same fields, same order.
+  return Number.isFinite(p.windowMs)
+    ? {
+        name: p.name,
+        limit: p.limit,
+        remaining: p.remaining,
+        resetSeconds: seconds(reset),
+        windowSeconds: seconds(p.windowMs),
+      }
+    : { name: p.name, limit: p.limit, remaining: p.remaining, resetSeconds: seconds(reset) };
 }
 
 /**
@@ -156,6 +159,12 @@ export function unavailableProblem(): ProblemDetails {
  * ```
  */
 export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
+  // The common cases: nothing there yet (no CORS middleware before us), or exactly our own list
+  // (merged again just before the head is written). Our names are one outcome's header names.
+  if (plain(names)) {
+    const joined = names.join(', ');
+    if (existing === undefined || existing === '' || existing === joined) return joined;
+  }
   const current = (existing ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -168,4 +177,19 @@ export function mergeExposeHeaders(existing: string | undefined, names: readonly
     }
   }
   return current.join(', ');
+}
+
+/**
+ * Whether the names join to what the general path would make of them: each a bare token (no
+ * comma, no surrounding space, not empty) and no two equal ignoring case (a handful of names:
+ * pairwise is cheapest).
+ */
+function plain(names: readonly string[]): boolean {
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (name === '' || name.includes(',') || name.trim() !== name) return false;
+    const a = name.toLowerCase();
+    for (let j = 0; j < i; j++) if ((names[j] as string).toLowerCase() === a) return false;
+  }
+  return true;
 }

@@ -1,4 +1,5 @@
 import { FloodgateError } from '@floodgate/core';
+import { createSlot } from './slot.js';
 
 /**
  * The stable codes of the configuration warnings, each explained under its own heading in
@@ -114,7 +115,7 @@ export function createValidator(
 }
 
 const processWide = createValidator(true, undefined);
-const bound = new WeakMap<object, Validator>();
+const bound = createSlot<Validator>('floodgate.validator');
 
 /** The middleware deciding this request says its warnings through `validator`. */
 export function bindValidator(request: object, validator: Validator): void {
