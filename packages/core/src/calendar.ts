@@ -91,23 +91,40 @@ function civilAt(f: Intl.DateTimeFormat, u: number): number {
 
 /**
  * The first instant whose local date is `civil` or later: local midnight, or where midnight does
- * not exist (a zone that springs forward at 00:00), the first instant of that date.
+ * not exist (a zone that springs forward at 00:00), the first instant of that date. Where the clock
+ * falls back across midnight (Newfoundland switched at 00:01 from 2006 to 2010), the date begins
+ * twice; this is the first time, so a period never goes back to the one before.
  */
 function startOf(f: Intl.DateTimeFormat, civil: number): number {
   // Midnight less the offset in force there: right unless a transition lies between the guess and
   // midnight, which the second round corrects, and the check below catches any other case.
   let u = civil - (wallMs(f, civil) - civil);
   u = civil - (wallMs(f, u) - u);
-  if (civilAt(f, u) >= civil && civilAt(f, u - 1) < civil) return u;
-  // A transition at midnight (no 00:00, or 00:00 twice): search for the first instant of the date.
-  let lo = civil - REACH_MS;
-  let hi = civil + REACH_MS;
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (civilAt(f, mid) >= civil) hi = mid;
-    else lo = mid;
+  if (!beginsAt(f, civil, u)) {
+    // A transition at midnight (no 00:00, or 00:00 twice): search for an instant the date begins.
+    let lo = civil - REACH_MS;
+    let hi = civil + REACH_MS;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (civilAt(f, mid) >= civil) hi = mid;
+      else lo = mid;
+    }
+    u = hi;
   }
-  return hi;
+  // The guess or the search may have found the second beginning of a date whose clock fell back
+  // across midnight: the first lies the jump earlier, if the date already read `civil` there.
+  for (let round = 0; round < 2; round++) {
+    const before = u - REACH_MS;
+    const jump = wallMs(f, before) - before - (wallMs(f, u) - u);
+    if (jump <= 0 || !beginsAt(f, civil, u - jump)) break;
+    u -= jump;
+  }
+  return u;
+}
+
+/** Whether the local date turns `civil` (or later) at `u`: it is at `u` and was not just before. */
+function beginsAt(f: Intl.DateTimeFormat, civil: number, u: number): boolean {
+  return civilAt(f, u) >= civil && civilAt(f, u - 1) < civil;
 }
 
 /** The first day of the period holding the local date `civil`. */

@@ -1,7 +1,8 @@
 // The calendar math of quota: hand-checked seams (daylight-saving days of 23, 23.5, 24.5 and 25
 // hours, a +5:45 zone, months of 28 to 31 days, weeks across a year end) and random instants over
 // 50 years compared with a reference that finds local midnights its own way: it walks the clock
-// an hour at a time reading the local date, then bisects to the millisecond.
+// an hour at a time reading the local date (a minute at a time where the offset changes), then
+// bisects to the millisecond.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CalendarPeriods, type CalendarUnit, calendarPeriod } from '../src/calendar.js';
@@ -62,6 +63,23 @@ describe('calendarPeriod: hand-checked seams', () => {
       '2024-06-15T12:00:00Z',
       '2024-06-14T18:15:00Z',
       '2024-06-15T18:15:00Z',
+    ],
+    // Newfoundland fell back at 00:01 from 2006 to 2010: 29 October 2006 began at 00:00 NDT, and a
+    // minute later the clock read 23:01 on the 28th again. The day turns once, the first time: the
+    // 28th has 24 hours, the 29th 25, and the hour that reads the 28th again belongs to the 29th.
+    [
+      'day',
+      'America/St_Johns',
+      '2006-10-28T12:00:00Z',
+      '2006-10-28T02:30:00Z',
+      '2006-10-29T02:30:00Z',
+    ],
+    [
+      'day',
+      'America/St_Johns',
+      '2006-10-29T02:45:00Z',
+      '2006-10-29T02:30:00Z',
+      '2006-10-30T03:30:00Z',
     ],
     ['week', 'UTC', '2024-01-03T12:00:00Z', '2024-01-01T00:00:00Z', '2024-01-08T00:00:00Z'],
     ['week', 'UTC', '2025-01-01T00:00:00Z', '2024-12-30T00:00:00Z', '2025-01-06T00:00:00Z'],
@@ -171,25 +189,65 @@ function nextFirst(unit: CalendarUnit, first: string): string {
   return new Date(Date.UTC(y, m, 1)).toISOString().slice(0, 10);
 }
 
-/** The first ms in (lo, hi] whose local date is `date` or later; lo's is earlier, hi's not. */
-function bisect(zone: string, date: string, lo: number, hi: number): number {
-  while (hi - lo > 1) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (localDate(zone, mid) >= date) hi = mid;
-    else lo = mid;
+const M = 60_000;
+
+/** The zone's offset at `u`, in ms (wall clock read as UTC, less `u`). */
+function offsetAt(zone: string, u: number): number {
+  let f = offsetFormats.get(zone);
+  if (f === undefined) {
+    f = new Intl.DateTimeFormat('en-CA', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    offsetFormats.set(zone, f);
   }
-  return hi;
+  const p = Object.fromEntries(f.formatToParts(u).map((x) => [x.type, Number(x.value)]));
+  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  return wall - (u - (u % 1000));
+}
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * The first instant whose local date is `date` or later (the definition the docs give). Walks the
+ * day around the date's UTC midnight an hour at a time; an hour in which the date turns, or the
+ * offset changes (a fold can hide a minute of the new date inside an hour that starts and ends on
+ * the old one), is walked a minute at a time, and the minute where the date turns is bisected.
+ */
+function firstInstantOf(zone: string, date: string): number {
+  let u = Date.parse(`${date}T00:00:00Z`) - 16 * H;
+  for (; ; u += H) {
+    const turns = localDate(zone, u + H) >= date || offsetAt(zone, u) !== offsetAt(zone, u + H);
+    if (!turns) continue;
+    for (let m = u + M; m <= u + H; m += M) {
+      if (localDate(zone, m) < date) continue;
+      let lo = m - M;
+      let hi = m;
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (localDate(zone, mid) >= date) hi = mid;
+        else lo = mid;
+      }
+      return hi;
+    }
+  }
 }
 
 function referencePeriod(unit: CalendarUnit, zone: string, t: number): [number, number] {
-  const first = firstDate(unit, localDate(zone, t));
-  let lo = t;
-  while (localDate(zone, lo) >= first) lo -= H;
-  const start = bisect(zone, first, lo, lo + H);
-  const next = nextFirst(unit, first);
-  let hi = t;
-  while (localDate(zone, hi) < next) hi += H;
-  const end = bisect(zone, next, hi - H, hi);
+  let first = firstDate(unit, localDate(zone, t));
+  let start = firstInstantOf(zone, first);
+  let end = firstInstantOf(zone, nextFirst(unit, first));
+  // A date read again after the clock fell back across midnight belongs to the period that began.
+  while (t >= end) {
+    first = nextFirst(unit, first);
+    start = end;
+    end = firstInstantOf(zone, nextFirst(unit, first));
+  }
   return [start, end];
 }
 
@@ -241,6 +299,16 @@ describe('calendarPeriod equals the reference at random instants, 1995–2045', 
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('every 11 minutes across the days Newfoundland fell back at 00:01 (2006–2010)', () => {
+    for (const day of ['2006-10-29', '2007-11-04', '2008-11-02', '2009-11-01', '2010-11-07']) {
+      const from = Date.parse(`${day}T00:00:00Z`) - 24 * H;
+      for (let t = from; t < from + 48 * H; t += 11 * 60_000) {
+        const c = calendarPeriod('day', 'America/St_Johns', t);
+        expect(c, new Date(t).toISOString()).toEqual(referencePeriod('day', 'America/St_Johns', t));
+      }
+    }
   });
 
   it('a shared CalendarPeriods walked through random times agrees with fresh ones', () => {
