@@ -67,7 +67,9 @@ describe('limiter.wait', () => {
 
   it('an abort rejects at once with ABORTED and charges nothing', async () => {
     const store = new MapStore();
-    const l = createLimiter({ store, policy: fixedWindow({ limit: 1, window: '200ms' }) });
+    // A window long enough that a loaded machine (CI builds beside the tests) cannot roll it over
+    // before the aborts: at 200 ms a stalled event loop let the waiters be admitted.
+    const l = createLimiter({ store, policy: fixedWindow({ limit: 1, window: '1s' }) });
     await l.limit('u');
     const pre = new AbortController();
     pre.abort();
@@ -85,7 +87,7 @@ describe('limiter.wait', () => {
     expect(await code(a)).toBe('ABORTED');
     const after = await l.peek('u');
     expect(after.allowed).toBe(false); // still the first charge only: limit 1 used, nothing more
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, 1_050));
     expect((await l.peek('u')).remaining).toBe(1); // the new window: no late charge by a waiter
   });
 
