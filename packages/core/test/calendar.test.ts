@@ -207,8 +207,9 @@ function offsetAt(zone: string, u: number): number {
     });
     offsetFormats.set(zone, f);
   }
-  const p = Object.fromEntries(f.formatToParts(u).map((x) => [x.type, Number(x.value)]));
-  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+  const p = new Map<string, number>(f.formatToParts(u).map((x) => [x.type, Number(x.value)]));
+  const n = (type: string) => p.get(type) ?? Number.NaN;
+  const wall = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
   return wall - (u - (u % 1000));
 }
 const offsetFormats = new Map<string, Intl.DateTimeFormat>();
