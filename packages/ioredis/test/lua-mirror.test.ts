@@ -50,7 +50,11 @@ async function readState(
     }
     return s;
   }
-  const raw = await redis.get(key);
+  return decodeState(await redis.get(key), policy);
+}
+
+/** A GET-read state, string or int-encoded, as the TypeScript reference holds it. */
+function decodeState(raw: string | null, policy: Policy): PolicyState | undefined {
   if (raw === null) return undefined;
   if (raw.includes(':')) return raw.split(':').map(Number);
   // Int-encoded (see the .lua fragments), decoded here in BigInt, independently of the script.
@@ -226,14 +230,20 @@ it('quota: the script picks the period among the ends sent as quotaPeriodEnd doe
   for (const t of [b0 - 5, b0, b1 - 1, b1, b2 - 1, 1]) {
     await redis.del(key!);
     const argv = ['limit', '2', String(t), '', '5', String(b0), String(b1), String(b2)];
-    const reply = (await redis.eval(script.source, 1, key!, ...argv)) as number[];
+    // The script and the read in one transaction: Redis samples the time once for it, so a state
+    // written with a 1 ms TTL (t one ms before an end) cannot expire before it is read.
+    const [[, reply], [, raw]] = (await redis
+      .multi()
+      .eval(script.source, 1, key!, ...argv)
+      .get(key!)
+      .exec()) as [[null, number[]], [null, string | null]];
     const end = quotaPeriodEnd(b0, b1, b2, t);
     const v = newVerdict();
     quotaKernel(5, end, 0, false, 0, 0, 0, undefined, t, 2, v);
     expect(reply.slice(0, 5), `t ${t}`).toEqual([1, 3, end - t, 0, 0]);
     expect([v.nextRemaining, v.nextResetAfterMs]).toEqual([3, end - t]);
     // The state written is the period's end and the count (the string form: b0 is off the minute).
-    expect(await readState(key!, quota({ limit: 5, per: 'day' }))).toEqual([end, 2]);
+    expect(decodeState(raw, quota({ limit: 5, per: 'day' }))).toEqual([end, 2]);
   }
   await expect(
     redis.eval(
