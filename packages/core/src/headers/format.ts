@@ -3,6 +3,7 @@ import { serializeDictionary, serializeItem, serializeList } from 'structured-he
 import { quotaBackMs } from '../binding.js';
 import { FloodgateError } from '../errors.js';
 import type { Decision, PolicyDecision } from '../types.js';
+import { writeDraft8 } from './draft8.js';
 import { msToSeconds, toCount } from './numbers.js';
 import { formatRetryAfter } from './retry-after.js';
 
@@ -85,8 +86,7 @@ export function formatRateLimitHeaders(
   const policies = decision.policies.length > 0 ? decision.policies : [standIn(decision)];
 
   if (standard === 'draft-8') {
-    headers.RateLimit = serializeList(policies.map(remainingMember));
-    headers['RateLimit-Policy'] = serializeList(policies.map(quotaMember));
+    writeDraft8(policies, headers);
   } else if (standard === 'draft-7') {
     headers.RateLimit = serializeDictionary({
       limit: toCount(decision.limit),
@@ -149,33 +149,8 @@ function bindingResetSeconds(decision: Decision): number {
   return msToSeconds(decision.allowed ? ms : Math.max(ms, decision.retryAfterMs));
 }
 
-function remainingMember(p: PolicyDecision): Item {
-  return [
-    policyName(p.name),
-    new Map([
-      ['r', toCount(p.remaining)],
-      ['t', msToSeconds(quotaBackMs(p))],
-    ]),
-  ];
-}
-
-function quotaMember(p: PolicyDecision): Item {
-  const params = new Map([['q', toCount(p.limit)]]);
-  // `w` is optional in the draft; better absent than a made-up window.
-  if (Number.isFinite(p.windowMs)) params.set('w', msToSeconds(p.windowMs));
-  return [policyName(p.name), params];
-}
-
 function windowMember(p: PolicyDecision): Item {
   const params = new Map<string, number>();
   if (Number.isFinite(p.windowMs)) params.set('w', msToSeconds(p.windowMs));
   return [toCount(p.limit), params];
-}
-
-/**
- * Drafts 08–10 make the policy identifier an sf-string, which only holds printable ASCII. A
- * policy name is user text; one stray character must not turn a response into a 500.
- */
-function policyName(name: string): string {
-  return name.replace(/[^\x20-\x7E]/g, '?');
 }
