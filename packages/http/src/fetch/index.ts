@@ -6,10 +6,11 @@ import { FloodgateError } from '@floodgate/core';
 import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
 import { denialResponse, releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
-import { lazyAddress } from '../shared/lazy-address.js';
 import { isLatestReport, rateLimitOf } from '../shared/ledger.js';
 import { mergeExposeHeaders } from '../shared/response.js';
-import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
+import { createSlot } from '../shared/slot.js';
+import type { RateLimitOptions } from '../shared/types.js';
+import { type AddressOf, FetchView } from './view.js';
 
 /**
  * Options of the fetch adapter: the shared options (`raw` is the `Request`) and `getAddress`.
@@ -67,20 +68,11 @@ export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
 }
 
 const EXPOSE = 'Access-Control-Expose-Headers';
+const EXPOSE_LOWER = EXPOSE.toLowerCase();
 
-function view(request: Request, address: () => string | undefined): RateLimitRequest<Request> {
-  return lazyAddress(
-    {
-      method: request.method,
-      path: new URL(request.url).pathname,
-      route: undefined,
-      header: (name) => request.headers.get(name) ?? undefined,
-      raw: request,
-    },
-    address,
-  );
-}
+const noop = (): void => {};
 
+/** The outcome's headers as a `Headers`, with `Access-Control-Expose-Headers` when it exposes any. */
 function toHeaders(outcome: Outcome): Headers {
   const headers = new Headers(outcome.headers);
   if (outcome.expose.length > 0) headers.set(EXPOSE, mergeExposeHeaders(undefined, outcome.expose));
@@ -100,20 +92,44 @@ function toHeaders(outcome: Outcome): Headers {
  * ```
  */
 export function withHeaders(response: Response, headers: Headers): Response {
-  let out = response;
-  try {
-    out.headers.set('x-floodgate-probe', '1');
-    out.headers.delete('x-floodgate-probe');
-  } catch {
-    out = new Response(response.body, response);
-  }
+  const out = writable(response);
   for (const [name, value] of headers) {
     out.headers.set(
       name,
-      name.toLowerCase() === EXPOSE.toLowerCase()
+      name.toLowerCase() === EXPOSE_LOWER
         ? mergeExposeHeaders(out.headers.get(EXPOSE) ?? undefined, value.split(', '))
         : value,
     );
+  }
+  return out;
+}
+
+/** `response`, or a copy of it when its headers are immutable (a `fetch()` response's). */
+function writable(response: Response): Response {
+  try {
+    response.headers.set('x-floodgate-probe', '1');
+    response.headers.delete('x-floodgate-probe');
+    return response;
+  } catch {
+    return new Response(response.body, response);
+  }
+}
+
+/**
+ * `withHeaders(response, toHeaders(outcome))` without the `Headers` in between: the outcome's
+ * headers set on the response, its names merged into the response's expose list.
+ */
+function withOutcome(response: Response, outcome: Outcome): Response {
+  const own = outcome.headers;
+  for (const name in own) {
+    // An expose list of the outcome's own (none of the engine's makes one): the general path.
+    if (name.toLowerCase() === EXPOSE_LOWER) return withHeaders(response, toHeaders(outcome));
+  }
+  const out = writable(response);
+  const headers = out.headers;
+  for (const name in own) headers.set(name, own[name] as string);
+  if (outcome.expose.length > 0) {
+    headers.set(EXPOSE, mergeExposeHeaders(headers.get(EXPOSE) ?? undefined, outcome.expose));
   }
   return out;
 }
@@ -140,35 +156,48 @@ export function rateLimit<A extends unknown[] = unknown[]>(
     throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
   }
   const engine = createEngine(shared as RateLimitOptions);
-  const pending = new WeakMap<Request, { headers: Headers; outcome: Outcome }>();
+  // Per request and per limiter: the outcome its response is to report, and the `Headers`
+  // `headersFor` made of it (made only when asked, and the same object on every call). In slots
+  // rather than WeakMaps: a WeakMap entry per short-lived request is GC work.
+  const pending = createSlot<Outcome>('floodgate.fetch.pending');
+  const built = createSlot<{ outcome: Outcome; headers: Headers }>('floodgate.fetch.headers');
+  const headersOf = (request: Request): Headers | undefined => {
+    const outcome = pending.get(request);
+    if (outcome === undefined) return undefined;
+    const made = built.get(request);
+    if (made !== undefined && made.outcome === outcome) return made.headers;
+    const headers = toHeaders(outcome);
+    built.set(request, { outcome, headers });
+    return headers;
+  };
 
   const check = async (request: Request, ...rest: A): Promise<Response | undefined> => {
     // getAddress runs inside the decision, so its failure is a limiter error like any other.
+    // The signal is read only when the request is held: some runtimes make it on first read.
     const outcome = await engine.admit(
-      view(request, () => getAddress?.(request, ...rest)),
-      request.signal,
+      new FetchView(request, getAddress as AddressOf, rest),
+      () => ({ signal: request.signal, dispose: noop }),
     );
     if (outcome === undefined) {
       // 499: the client closed the request while it was queued; nobody will read this.
       return new Response(null, { status: 499 });
     }
-    const headers = toHeaders(outcome);
     if (outcome.action === 'respond') {
-      return new Response(outcome.body, { status: outcome.status, headers });
+      return new Response(outcome.body, { status: outcome.status, headers: toHeaders(outcome) });
     }
-    pending.set(request, { headers, outcome });
+    pending.set(request, outcome);
     return undefined;
   };
 
   const limiter = check as FetchRateLimiter<A>;
-  limiter.headersFor = (request) => pending.get(request)?.headers;
+  limiter.headersFor = headersOf;
   limiter.wrap =
     (handler) =>
     async (request, ...rest) => {
       const denied = await check(request, ...rest);
       if (denied !== undefined) return denied;
       // Read before the handler runs: a limiter wrapped inside this one replaces the entry.
-      const own = pending.get(request)?.outcome;
+      const own = pending.get(request);
       const settle = own?.action === 'next' ? own.settle : undefined;
       let response: Response;
       try {
@@ -181,9 +210,12 @@ export function rateLimit<A extends unknown[] = unknown[]>(
       settle?.(response.status);
       const admitted = pending.get(request);
       // A limiter wrapped inside this one that wrote headers already reported this one's too.
-      return admitted === undefined || !isLatestReport(request, admitted.outcome)
-        ? response
-        : withHeaders(response, admitted.headers);
+      if (admitted === undefined || !isLatestReport(request, admitted)) return response;
+      // Headers the handler took from headersFor (and may have added to) are applied as they are.
+      const made = built.get(request);
+      return made !== undefined && made.outcome === admitted
+        ? withHeaders(response, made.headers)
+        : withOutcome(response, admitted);
     };
   return limiter;
 }
@@ -256,7 +288,7 @@ export function concurrencyLimit<A extends unknown[] = unknown[]>(
     wrap:
       (handler) =>
       async (request, ...rest) => {
-        const admission = await enter(view(request, () => getAddress?.(request, ...rest)));
+        const admission = await enter(new FetchView(request, getAddress as AddressOf, rest));
         if (admission.action === 'respond') return denialResponse(admission);
         releaseOnAbort(request.signal, admission.release);
         let response: Response;
