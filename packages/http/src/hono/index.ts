@@ -154,13 +154,10 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
     // getAddress runs inside the decision, so its failure is a limiter error like any other.
     // The signal is asked for only when the request is held: on @hono/node-server reading
     // `raw.signal` makes an AbortController per request.
-    const outcome = await engine.admit(
-      new HonoView(c, getAddress),
-      () => ({
-        signal: c.req.raw.signal,
-        dispose: noop,
-      }),
-    );
+    const outcome = await engine.admit(new HonoView(c, getAddress), () => ({
+      signal: c.req.raw.signal,
+      dispose: noop,
+    }));
     if (outcome === undefined) {
       // 499: the client closed the request while it was queued; nobody will read this.
       return new Response(null, { status: 499 });
