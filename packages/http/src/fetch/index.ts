@@ -6,10 +6,11 @@ import { FloodgateError } from '@floodgate/core';
 import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
 import { denialResponse, releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
-import { lazyAddress } from '../shared/lazy-address.js';
 import { isLatestReport, rateLimitOf } from '../shared/ledger.js';
-import { mergeExposeHeaders } from '../shared/response.js';
-import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
+import { createSlot } from '../shared/slot.js';
+import type { RateLimitOptions } from '../shared/types.js';
+import { toHeaders, withHeaders, withOutcome } from './headers.js';
+import { type AddressOf, FetchView } from './view.js';
 
 /**
  * Options of the fetch adapter: the shared options (`raw` is the `Request`) and `getAddress`.
@@ -66,57 +67,7 @@ export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
   ): (request: Request, ...rest: B) => Promise<Response>;
 }
 
-const EXPOSE = 'Access-Control-Expose-Headers';
-
-function view(request: Request, address: () => string | undefined): RateLimitRequest<Request> {
-  return lazyAddress(
-    {
-      method: request.method,
-      path: new URL(request.url).pathname,
-      route: undefined,
-      header: (name) => request.headers.get(name) ?? undefined,
-      raw: request,
-    },
-    address,
-  );
-}
-
-function toHeaders(outcome: Outcome): Headers {
-  const headers = new Headers(outcome.headers);
-  if (outcome.expose.length > 0) headers.set(EXPOSE, mergeExposeHeaders(undefined, outcome.expose));
-  return headers;
-}
-
-/**
- * Copies headers onto a response; a response with immutable headers is re-wrapped first.
- * `Access-Control-Expose-Headers` is merged with the response's own rather than replaced.
- * @example
- * A response from `fetch()` has immutable headers: the copy gets them.
- * ```ts
- * import { withHeaders } from '@floodgate/http/fetch';
- *
- * const upstream = await fetch('https://api.example.com/items');
- * const response = withHeaders(upstream, new Headers({ RateLimit: '"api";r=99;t=60' }));
- * ```
- */
-export function withHeaders(response: Response, headers: Headers): Response {
-  let out = response;
-  try {
-    out.headers.set('x-floodgate-probe', '1');
-    out.headers.delete('x-floodgate-probe');
-  } catch {
-    out = new Response(response.body, response);
-  }
-  for (const [name, value] of headers) {
-    out.headers.set(
-      name,
-      name.toLowerCase() === EXPOSE.toLowerCase()
-        ? mergeExposeHeaders(out.headers.get(EXPOSE) ?? undefined, value.split(', '))
-        : value,
-    );
-  }
-  return out;
-}
+const noop = (): void => {};
 
 /**
  * Rate limiting for fetch-style handlers. Throws `FloodgateError('INVALID_OPTION')` on bad
@@ -140,35 +91,48 @@ export function rateLimit<A extends unknown[] = unknown[]>(
     throw new FloodgateError('INVALID_OPTION', 'getAddress must be a function');
   }
   const engine = createEngine(shared as RateLimitOptions);
-  const pending = new WeakMap<Request, { headers: Headers; outcome: Outcome }>();
+  // Per request and per limiter: the outcome its response is to report, and the `Headers`
+  // `headersFor` made of it (made only when asked, and the same object on every call). In slots
+  // rather than WeakMaps: a WeakMap entry per short-lived request is GC work.
+  const pending = createSlot<Outcome>('floodgate.fetch.pending');
+  const built = createSlot<{ outcome: Outcome; headers: Headers }>('floodgate.fetch.headers');
+  const headersOf = (request: Request): Headers | undefined => {
+    const outcome = pending.get(request);
+    if (outcome === undefined) return undefined;
+    const made = built.get(request);
+    if (made !== undefined && made.outcome === outcome) return made.headers;
+    const headers = toHeaders(outcome);
+    built.set(request, { outcome, headers });
+    return headers;
+  };
 
   const check = async (request: Request, ...rest: A): Promise<Response | undefined> => {
     // getAddress runs inside the decision, so its failure is a limiter error like any other.
+    // The signal is read only when the request is held: some runtimes make it on first read.
     const outcome = await engine.admit(
-      view(request, () => getAddress?.(request, ...rest)),
-      request.signal,
+      new FetchView(request, getAddress as AddressOf, rest),
+      () => ({ signal: request.signal, dispose: noop }),
     );
     if (outcome === undefined) {
       // 499: the client closed the request while it was queued; nobody will read this.
       return new Response(null, { status: 499 });
     }
-    const headers = toHeaders(outcome);
     if (outcome.action === 'respond') {
-      return new Response(outcome.body, { status: outcome.status, headers });
+      return new Response(outcome.body, { status: outcome.status, headers: toHeaders(outcome) });
     }
-    pending.set(request, { headers, outcome });
+    pending.set(request, outcome);
     return undefined;
   };
 
   const limiter = check as FetchRateLimiter<A>;
-  limiter.headersFor = (request) => pending.get(request)?.headers;
+  limiter.headersFor = headersOf;
   limiter.wrap =
     (handler) =>
     async (request, ...rest) => {
       const denied = await check(request, ...rest);
       if (denied !== undefined) return denied;
       // Read before the handler runs: a limiter wrapped inside this one replaces the entry.
-      const own = pending.get(request)?.outcome;
+      const own = pending.get(request);
       const settle = own?.action === 'next' ? own.settle : undefined;
       let response: Response;
       try {
@@ -181,9 +145,12 @@ export function rateLimit<A extends unknown[] = unknown[]>(
       settle?.(response.status);
       const admitted = pending.get(request);
       // A limiter wrapped inside this one that wrote headers already reported this one's too.
-      return admitted === undefined || !isLatestReport(request, admitted.outcome)
-        ? response
-        : withHeaders(response, admitted.headers);
+      if (admitted === undefined || !isLatestReport(request, admitted)) return response;
+      // Headers the handler took from headersFor (and may have added to) are applied as they are.
+      const made = built.get(request);
+      return made !== undefined && made.outcome === admitted
+        ? withHeaders(response, made.headers)
+        : withOutcome(response, admitted);
     };
   return limiter;
 }
@@ -256,7 +223,7 @@ export function concurrencyLimit<A extends unknown[] = unknown[]>(
     wrap:
       (handler) =>
       async (request, ...rest) => {
-        const admission = await enter(view(request, () => getAddress?.(request, ...rest)));
+        const admission = await enter(new FetchView(request, getAddress as AddressOf, rest));
         if (admission.action === 'respond') return denialResponse(admission);
         releaseOnAbort(request.signal, admission.release);
         let response: Response;
@@ -278,4 +245,4 @@ export type {
   RateLimitRequest,
   RateLimitRule,
 } from '../shared/types.js';
-export { rateLimitOf };
+export { rateLimitOf, withHeaders };

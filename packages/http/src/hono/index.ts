@@ -7,7 +7,6 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
 import { releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
-import { lazyAddress } from '../shared/lazy-address.js';
 import { isLatestReport } from '../shared/ledger.js';
 import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
@@ -77,17 +76,41 @@ function routeOf(c: Context): string | undefined {
   return undefined;
 }
 
-function view(c: Context, address: () => string | undefined): RateLimitRequest<Context> {
-  return lazyAddress(
-    {
-      method: c.req.method,
-      path: c.req.path,
-      route: routeOf(c),
-      header: (name) => c.req.header(name),
-      raw: c,
-    },
-    address,
-  );
+/**
+ * The request as keys see it. A class rather than a literal with a getter: made on every
+ * request, and one shape with a prototype getter stays cheap for V8 and the GC, where a literal
+ * with an accessor did not. `address` is asked of `getAddress` when a key first reads it, inside
+ * the decision (a `getAddress` that throws is a limiter error, one no key needs is never
+ * called), and kept.
+ */
+class HonoView implements RateLimitRequest<Context> {
+  readonly method: string;
+  readonly path: string;
+  readonly route: string | undefined;
+  // An own function, as before: a key may take it off the view (`const { header } = request`).
+  readonly header: (name: string) => string | undefined;
+  readonly raw: Context;
+  #getAddress: ((c: Context) => string | undefined) | undefined;
+  #address: string | undefined = undefined;
+
+  constructor(c: Context, getAddress: (c: Context) => string | undefined) {
+    const req = c.req;
+    this.method = req.method;
+    this.path = req.path;
+    this.route = routeOf(c);
+    this.header = (name) => req.header(name);
+    this.raw = c;
+    this.#getAddress = getAddress;
+  }
+
+  get address(): string | undefined {
+    const getAddress = this.#getAddress;
+    if (getAddress !== undefined) {
+      this.#address = getAddress(this.raw);
+      this.#getAddress = undefined;
+    }
+    return this.#address;
+  }
 }
 
 /** Puts the outcome's headers on the final response (re-wrapping one with immutable headers). */
@@ -131,13 +154,10 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
     // getAddress runs inside the decision, so its failure is a limiter error like any other.
     // The signal is asked for only when the request is held: on @hono/node-server reading
     // `raw.signal` makes an AbortController per request.
-    const outcome = await engine.admit(
-      view(c, () => getAddress(c)),
-      () => ({
-        signal: c.req.raw.signal,
-        dispose: noop,
-      }),
-    );
+    const outcome = await engine.admit(new HonoView(c, getAddress), () => ({
+      signal: c.req.raw.signal,
+      dispose: noop,
+    }));
     if (outcome === undefined) {
       // 499: the client closed the request while it was queued; nobody will read this.
       return new Response(null, { status: 499 });
@@ -205,7 +225,7 @@ export function concurrencyLimit(options: HonoConcurrencyLimitOptions): Middlewa
   }
   const enter = createConcurrencyEngine(shared as ConcurrencyLimitOptions);
   return async (c, next) => {
-    const admission = await enter(view(c, () => getAddress(c)));
+    const admission = await enter(new HonoView(c, getAddress));
     if (admission.action === 'respond') {
       c.res = c.body(admission.body, admission.status as 429, admission.headers);
       return c.res;
