@@ -82,7 +82,8 @@ export function frameworkOf(server: FastifyInstance): FrameworkSettings {
   return framework;
 }
 
-const EXPOSE = 'Access-Control-Expose-Headers';
+// Lower case, as Fastify keeps (and sends) every reply header: it lowercases what it is given.
+const EXPOSE = 'access-control-expose-headers';
 const exposeNames = createSlot<readonly string[]>('floodgate.expose');
 
 function applyOutcome(reply: FastifyReply, outcome: Outcome): void {

@@ -287,7 +287,11 @@ export function createEngine(
 ): RateLimitEngine {
   const settings = resolveOptions(options, adapterOptions);
 
-  const decideOnce = async (request: RateLimitRequest, holding: boolean): Promise<Outcome> => {
+  const decideOnce = async (
+    request: RateLimitRequest,
+    holding: boolean,
+    signal: HoldSignal,
+  ): Promise<Outcome | undefined> => {
     // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
     bindValidator(request, settings.validator);
     const charges: Charge[] | undefined = settings.refundOn === undefined ? undefined : [];
@@ -333,7 +337,12 @@ export function createEngine(
       }
       recordDecision(request.raw, own, decision, names.length > 0 ? outcome : undefined);
       // Reserved in the same turn as the check above (no await between): the bound is exact.
-      if (holding && outcome.action === 'next' && delayMs > 0) reserveHold();
+      if (holding && outcome.action === 'next' && delayMs > 0) {
+        reserveHold();
+        // Returned, not awaited: a failure while held rejects admit, as it always did, rather
+        // than being taken for a failure to decide below.
+        return hold(outcome, signal);
+      }
       return outcome;
     } catch (error) {
       report(settings.onError, error, request);
@@ -355,21 +364,27 @@ export function createEngine(
   };
 
   return {
-    decide: (request) => decideOnce(request, false),
-    async admit(request, signal) {
-      const outcome = await decideOnce(request, true);
-      if (outcome.action === 'respond' || outcome.delayMs <= 0) return outcome;
-      let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
-      try {
-        watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
-        if (await queueDelay(outcome.delayMs, watch.signal)) return outcome;
-        // The client left while held: its response never finishes.
-        outcome.settle?.(undefined);
-        return undefined;
-      } finally {
-        releaseHold();
-        watch?.dispose();
-      }
-    },
+    // Not holding, the outcome is never `undefined`.
+    decide: (request) => decideOnce(request, false, undefined) as Promise<Outcome>,
+    // The hold is started from inside decideOnce: no second async frame (and promise) per request.
+    admit: (request, signal) => decideOnce(request, true, signal),
   };
+}
+
+/** Holds a delayed request for its turn (its hold already reserved); `undefined`: the client left. */
+async function hold(
+  outcome: Outcome & { action: 'next' },
+  signal: HoldSignal,
+): Promise<Outcome | undefined> {
+  let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
+  try {
+    watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
+    if (await queueDelay(outcome.delayMs, watch.signal)) return outcome;
+    // The client left while held: its response never finishes.
+    outcome.settle?.(undefined);
+    return undefined;
+  } finally {
+    releaseHold();
+    watch?.dispose();
+  }
 }
