@@ -6,13 +6,21 @@
 import type { Decision, PolicyDecision } from '@floodgate/core';
 import { tooManyRequestsProblem } from './response.js';
 
-// What JSON.stringify escapes inside a string: `"`, `\`, control characters, and surrogates
-// (a lone one is written as \uXXXX; a pair is not, but taking the slow path for it is exact).
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+/**
+ * Whether JSON.stringify escapes anything in `s`: `"`, `\`, control characters, or surrogates
+ * (a lone one is written as \uXXXX; a pair is not, but taking the slow path for it is exact).
+ */
+function needsEscape(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return true;
+  }
+  return false;
+}
 
 /** The JSON text of a string, quotes included. */
 function quote(s: string): string {
-  return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+  return needsEscape(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
 /** The JSON text of a number: JSON has no NaN nor Infinity. */
@@ -23,7 +31,7 @@ const numberJson = (n: number): string => (Number.isFinite(n) ? String(n) : 'nul
  * `\"`, and what JSON.stringify escaped is escaped once more.
  */
 function nameInDetail(name: string): string {
-  if (!NEEDS_ESCAPE.test(name)) return `\\"${name}\\"`;
+  if (!needsEscape(name)) return `\\"${name}\\"`;
   return JSON.stringify(JSON.stringify(name)).slice(1, -1);
 }
 
