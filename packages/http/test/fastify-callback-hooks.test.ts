@@ -2,9 +2,10 @@
 // stops, and where a failure goes, on real servers with real requests.
 import { createLimiter, fixedWindow } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type FastifyRateLimitOptions, rateLimit } from '../src/fastify/index.js';
+import { routeConfigOf } from '../src/fastify/limit.js';
 import { headerKey } from '../src/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
@@ -205,5 +206,17 @@ describe('fastify callback hooks: failures', () => {
     expect(reply.text).toBe('ok');
     expect(reply.headers.get('ratelimit')).toBeNull();
     expect(app.reached()).toBe(1);
+  });
+});
+
+describe("fastify callback hooks: the route's config", () => {
+  test("is read from Fastify's route context, or from routeOptions for a request without one", async () => {
+    const app = await tracedApp(base(5));
+    // A real request first: the plugin has found Fastify's context symbol by then.
+    expect((await app.run('/')).reply.status).toBe(200);
+    const config = { url: '/other', method: 'GET' };
+    // What a request of another copy of Fastify looks like to it: no context under that symbol.
+    const foreign = { routeOptions: { config } } as unknown as FastifyRequest;
+    expect(routeConfigOf(foreign)).toBe(config);
   });
 });

@@ -50,11 +50,15 @@ function findContextKey(request: FastifyRequest): symbol | null {
 /** The route's config object, the one `request.routeOptions.config` returns. */
 export function routeConfigOf(request: FastifyRequest): ContextConfig | undefined {
   if (contextKey === undefined) contextKey = findContextKey(request);
-  if (contextKey === null) return request.routeOptions.config as ContextConfig | undefined;
-  const context = (request as unknown as Record<symbol, { config?: ContextConfig } | undefined>)[
-    contextKey
-  ];
-  return context?.config;
+  if (contextKey !== null) {
+    const context = (request as unknown as Record<symbol, { config?: ContextConfig } | undefined>)[
+      contextKey
+    ];
+    // A request of another copy of Fastify in the process has a symbol of its own: the public
+    // getter serves it.
+    if (context !== undefined) return context.config;
+  }
+  return request.routeOptions.config as ContextConfig | undefined;
 }
 
 const frameworks = new WeakMap<object, FrameworkSettings>();
