@@ -9,18 +9,24 @@ import type {
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
+  HookHandlerDoneFunction,
   RouteOptions,
 } from 'fastify';
 import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
 import { tieRelease } from '../shared/concurrency-io.js';
-import { createEngine, type Outcome, type RateLimitEngine } from '../shared/engine.js';
-import type { FrameworkSettings, TrustProxy } from '../shared/framework.js';
-import { closeSignal, incomingView, pathOf, settleOnFinish } from '../shared/node-io.js';
+import { createEngine } from '../shared/engine.js';
+import { incomingView, pathOf } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
-import { mergeExposeHeaders } from '../shared/response.js';
-import { createSlot } from '../shared/slot.js';
 import type { RateLimitOptions } from '../shared/types.js';
 import { checkHook, type FastifyHook } from './hook.js';
+import {
+  frameworkOf,
+  type Limited,
+  limitRequest,
+  mergeExposeOnSend,
+  type RouteLimit,
+  routeConfigOf,
+} from './limit.js';
 
 /**
  * Options of a route's `config.floodgate`: override any plugin option for that route.
@@ -131,70 +137,6 @@ function routeConfig(fastify: FastifyInstance, config: unknown): RouteConfig {
   return c.rateLimit;
 }
 
-const EXPOSE = 'Access-Control-Expose-Headers';
-const exposeNames = createSlot<readonly string[]>('floodgate.expose');
-
-function applyOutcome(reply: FastifyReply, outcome: Outcome): void {
-  const headers = outcome.headers;
-  for (const name in headers) reply.header(name, headers[name]);
-  if (outcome.expose.length > 0) {
-    exposeNames.set(reply.request, outcome.expose);
-    const current = reply.getHeader(EXPOSE);
-    reply.header(
-      EXPOSE,
-      mergeExposeHeaders(current === undefined ? undefined : String(current), outcome.expose),
-    );
-  }
-}
-
-const frameworks = new WeakMap<object, FrameworkSettings>();
-
-/**
- * Fastify's `trustProxy`, which `ipKey()` follows when given none of its own. Fastify keeps its
- * options under an unregistered symbol and exposes no compiled trust function, so the setting
- * is found by the symbol's description; without it, the setting is taken as unset.
- */
-function frameworkOf(server: FastifyInstance): FrameworkSettings {
-  let framework = frameworks.get(server);
-  if (framework !== undefined) return framework;
-  let trustProxy: TrustProxy | undefined;
-  for (let o: object | null = server; o !== null && trustProxy === undefined; ) {
-    const symbol = Object.getOwnPropertySymbols(o).find((s) => s.description === 'fastify.options');
-    if (symbol !== undefined) {
-      trustProxy = (o as Record<symbol, { trustProxy?: TrustProxy } | undefined>)[symbol]
-        ?.trustProxy;
-      break;
-    }
-    o = Object.getPrototypeOf(o) as object | null;
-  }
-  framework = trustProxy === undefined ? { name: 'Fastify' } : { name: 'Fastify', trustProxy };
-  frameworks.set(server, framework);
-  return framework;
-}
-
-/** Runs one engine for one request. */
-async function limitRequest(
-  engine: RateLimitEngine,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<FastifyReply | undefined> {
-  const route = request.routeOptions?.url;
-  const path = pathOf(request.url);
-  const view = incomingView(request.raw, request, path, route, frameworkOf(request.server));
-  const outcome = await engine.admit(view, () => closeSignal(reply.raw));
-  if (outcome === undefined) {
-    // The client is gone: take the reply over so Fastify runs nothing more for it.
-    reply.hijack();
-    reply.raw.destroy();
-    return reply;
-  }
-  if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
-  applyOutcome(reply, outcome);
-  if (outcome.action === 'respond') return reply.code(outcome.status).send(outcome.body);
-  if (outcome.settle !== undefined) settleOnFinish(reply.raw, outcome.settle);
-  return undefined;
-}
-
 /** A route's own limiter choice replaces the plugin's, rather than conflicting with it. */
 function mergeRoute(
   base: FastifyRouteRateLimitOptions,
@@ -216,12 +158,6 @@ function mergeRoute(
     }
   }
   return { ...merged, ...route };
-}
-
-/** An engine and the hook it runs in. */
-interface Limited {
-  readonly engine: RateLimitEngine;
-  readonly hook: FastifyHook;
 }
 
 const routeId = (method: string | readonly string[] | undefined, url: string | undefined): string =>
@@ -269,31 +205,57 @@ const plugin: FastifyPluginAsync<FastifyRateLimitOptions> = async (
     engineFor(routeConfig(fastify, routeOptions.config), routeOptions.method, routeOptions.url);
   });
 
+  // Per route (Fastify's per-route config object, which lives as long as the route): its limit,
+  // or null when it has none. Requests only come once every plugin is loaded, so what a route's
+  // options resolve to no longer changes.
+  const routeLimits = new WeakMap<object, RouteLimit | null>();
+  const limitOf = (request: FastifyRequest): RouteLimit | undefined => {
+    const config = routeConfigOf(request);
+    if (config === undefined || config === null) {
+      const limited = engineFor(routeConfig(fastify, config), undefined, undefined);
+      return limited && { limited, framework: frameworkOf(request.server), route: undefined };
+    }
+    let limit = routeLimits.get(config);
+    if (limit === undefined) {
+      const limited = engineFor(routeConfig(fastify, config), config.method, config.url);
+      limit = limited
+        ? { limited, framework: frameworkOf(request.server), route: config.url }
+        : null;
+      routeLimits.set(config, limit);
+    }
+    return limit ?? undefined;
+  };
+
   // One app-wide hook (not one per route), so routes declared before the plugin finished
   // loading, e.g. after an un-awaited register, are limited too.
-  // Both hooks are added; each route's limit runs in the one its options name.
+  // Both hooks are added; each route's limit runs in the one its options name. Callback-style
+  // hooks: a request that is not limited here goes on at once, without a promise.
   const limitIn = (when: FastifyHook) =>
-    async function floodgateRateLimit(request: FastifyRequest, reply: FastifyReply) {
-      if (when === 'preHandler' && !preHandlerUsed) return;
-      const { config, method, url } = request.routeOptions;
-      const limited = engineFor(routeConfig(fastify, config), method, url);
-      if (limited?.hook === when) return limitRequest(limited.engine, request, reply);
+    function floodgateRateLimit(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      done: HookHandlerDoneFunction,
+    ): void {
+      if (when === 'preHandler' && !preHandlerUsed) {
+        done();
+        return;
+      }
+      let limit: RouteLimit | undefined;
+      try {
+        limit = limitOf(request);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      if (limit === undefined || limit.limited.hook !== when) {
+        done();
+        return;
+      }
+      limitRequest(limit, request, reply, done);
     };
   fastify.addHook('onRequest', limitIn('onRequest'));
   fastify.addHook('preHandler', limitIn('preHandler'));
-
-  // CORS plugins may (re)write the expose list after our hook: merge once more at send time.
-  fastify.addHook('onSend', async (request, reply, payload) => {
-    const names = exposeNames.get(request);
-    if (names !== undefined) {
-      const current = reply.getHeader(EXPOSE);
-      reply.header(
-        EXPOSE,
-        mergeExposeHeaders(current === undefined ? undefined : String(current), names),
-      );
-    }
-    return payload;
-  });
+  fastify.addHook('onSend', mergeExposeOnSend);
 };
 
 // What fastify-plugin does: hooks apply to the whole app, not only inside the plugin's scope.

@@ -1,8 +1,10 @@
 import { type Decision, FloodgateError, type Limiter, mergeDecisions } from '@floodgate/core';
 import type { AllowList } from './allow-list.js';
+import { exposeNamesOf } from './expose.js';
 import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
 import { recordDecision, withPrior } from './ledger.js';
 import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
+import { tooManyRequestsBody } from './problem-body.js';
 import { report } from './report.js';
 import { decisionHeaders, tooManyRequestsProblem, unavailableProblem } from './response.js';
 import { type Charge, type Settle, settlerFor } from './settle.js';
@@ -30,7 +32,10 @@ export type Outcome =
   | {
       readonly action: 'next';
       readonly headers: Record<string, string>;
-      /** Names to add to `Access-Control-Expose-Headers` (empty when turned off). */
+      /**
+       * Names to add to `Access-Control-Expose-Headers` (empty when turned off). Often one
+       * frozen list shared by many outcomes: never modify it (pushing onto it throws).
+       */
       readonly expose: readonly string[];
       readonly delayMs: number;
       readonly decision: Decision | undefined;
@@ -45,6 +50,7 @@ export type Outcome =
       readonly action: 'respond';
       readonly status: number;
       readonly headers: Record<string, string>;
+      /** As on a `'next'` outcome: a list that may be shared and frozen, never to modify. */
       readonly expose: readonly string[];
       readonly body: string;
       readonly decision: Decision | undefined;
@@ -136,6 +142,9 @@ async function chooseLimiter(
   return chosen;
 }
 
+const isThenable = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
+  typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+
 // Decisions made by shadow-mode limiters (`Limiter.shadow`): they hold nothing back.
 const shadowed = new WeakSet<Decision>();
 
@@ -160,7 +169,14 @@ async function evaluateRules(
   let denied = false;
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as ResolvedRule;
-    const key = keys !== undefined ? keys[i] : await rule.key(request);
+    let key: string | undefined;
+    if (keys !== undefined) key = keys[i];
+    else {
+      // Most keys answer at once: awaited only when they return a promise (each await on a
+      // plain value still costs a turn of the microtask queue).
+      const found = rule.key(request);
+      key = isThenable(found) ? await found : found;
+    }
     if (key === undefined) continue;
     // A fixed limiter is used as it is: no extra async call (and promise) per request for it.
     const limiter =
@@ -170,7 +186,11 @@ async function evaluateRules(
       decisions.push(await limiter.peek(key));
       continue;
     }
-    const cost = typeof rule.cost === 'function' ? await rule.cost(request) : rule.cost;
+    let cost: number;
+    if (typeof rule.cost === 'function') {
+      const charged = rule.cost(request);
+      cost = isThenable(charged) ? await charged : charged;
+    } else cost = rule.cost;
     const decision = await limiter.limit(key, { cost });
     if (limiter.shadow === true) shadowed.add(decision);
     if (!decision.allowed) denied = true;
@@ -193,34 +213,42 @@ function serializeBody(custom: LimitedResponse, headers: Record<string, string>)
   return JSON.stringify(body);
 }
 
+/** The 429 itself, when no `onLimited` shapes it: made without a turn of the event loop. */
+function problemDenial(
+  decision: Decision,
+  headers: Record<string, string>,
+  retryAfter: number,
+  expose: readonly string[],
+): Outcome {
+  // `headers` is this decision's own object: added to, not copied.
+  headers['Content-Type'] = PROBLEM_JSON;
+  return {
+    action: 'respond',
+    status: 429,
+    headers,
+    expose,
+    // What JSON.stringify would make of the problem object, written without building it.
+    body: tooManyRequestsBody(decision, retryAfter),
+    decision,
+  };
+}
+
 async function denial(
-  settings: Settings,
+  onLimited: NonNullable<Settings['onLimited']>,
   request: RateLimitRequest,
   decision: Decision,
   headers: Record<string, string>,
   retryAfter: number,
   expose: readonly string[],
 ): Promise<Outcome> {
-  const problem = tooManyRequestsProblem(decision, retryAfter);
-  const custom = await settings.onLimited?.({
+  const custom = await onLimited({
     request,
     decision,
     headers: { ...headers },
     retryAfterSeconds: retryAfter,
-    problem,
+    problem: tooManyRequestsProblem(decision, retryAfter),
   });
-  if (custom === undefined) {
-    // `headers` is this decision's own object (onLimited saw a copy): added to, not copied.
-    headers['Content-Type'] = PROBLEM_JSON;
-    return {
-      action: 'respond',
-      status: 429,
-      headers,
-      expose,
-      body: JSON.stringify(problem),
-      decision,
-    };
-  }
+  if (custom === undefined) return problemDenial(decision, headers, retryAfter, expose);
   const merged = { ...headers, ...custom.headers };
   const body = serializeBody(custom, merged);
   return {
@@ -259,7 +287,11 @@ export function createEngine(
 ): RateLimitEngine {
   const settings = resolveOptions(options, adapterOptions);
 
-  const decideOnce = async (request: RateLimitRequest, holding: boolean): Promise<Outcome> => {
+  const decideOnce = async (
+    request: RateLimitRequest,
+    holding: boolean,
+    signal: HoldSignal,
+  ): Promise<Outcome | undefined> => {
     // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
     bindValidator(request, settings.validator);
     const charges: Charge[] | undefined = settings.refundOn === undefined ? undefined : [];
@@ -285,12 +317,16 @@ export function createEngine(
         shadow && !settings.shadowHeaders
           ? { headers: {}, retryAfter: undefined }
           : decisionHeaders(decision, settings.headers);
-      const names = Object.keys(headers);
+      const names = exposeNamesOf(headers);
       const expose = settings.exposeHeaders ? names : NONE;
       const settle = charges === undefined ? undefined : settlerFor(settings, request, charges);
       let outcome: Outcome;
       if (retryAfter !== undefined) {
-        const answer = await denial(settings, request, decision, headers, retryAfter, expose);
+        const onLimited = settings.onLimited;
+        const answer =
+          onLimited === undefined
+            ? problemDenial(decision, headers, retryAfter, expose)
+            : await denial(onLimited, request, decision, headers, retryAfter, expose);
         // This middleware answers it: its status is known now.
         if (answer.action === 'respond') settle?.(answer.status);
         outcome = answer;
@@ -301,7 +337,12 @@ export function createEngine(
       }
       recordDecision(request.raw, own, decision, names.length > 0 ? outcome : undefined);
       // Reserved in the same turn as the check above (no await between): the bound is exact.
-      if (holding && outcome.action === 'next' && delayMs > 0) reserveHold();
+      if (holding && outcome.action === 'next' && delayMs > 0) {
+        reserveHold();
+        // Returned, not awaited: a failure while held rejects admit, as it always did, rather
+        // than being taken for a failure to decide below.
+        return hold(outcome, signal);
+      }
       return outcome;
     } catch (error) {
       report(settings.onError, error, request);
@@ -323,21 +364,27 @@ export function createEngine(
   };
 
   return {
-    decide: (request) => decideOnce(request, false),
-    async admit(request, signal) {
-      const outcome = await decideOnce(request, true);
-      if (outcome.action === 'respond' || outcome.delayMs <= 0) return outcome;
-      let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
-      try {
-        watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
-        if (await queueDelay(outcome.delayMs, watch.signal)) return outcome;
-        // The client left while held: its response never finishes.
-        outcome.settle?.(undefined);
-        return undefined;
-      } finally {
-        releaseHold();
-        watch?.dispose();
-      }
-    },
+    // Not holding, the outcome is never `undefined`.
+    decide: (request) => decideOnce(request, false, undefined) as Promise<Outcome>,
+    // The hold is started from inside decideOnce: no second async frame (and promise) per request.
+    admit: (request, signal) => decideOnce(request, true, signal),
   };
+}
+
+/** Holds a delayed request for its turn (its hold already reserved); `undefined`: the client left. */
+async function hold(
+  outcome: Outcome & { action: 'next' },
+  signal: HoldSignal,
+): Promise<Outcome | undefined> {
+  let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
+  try {
+    watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
+    if (await queueDelay(outcome.delayMs, watch.signal)) return outcome;
+    // The client left while held: its response never finishes.
+    outcome.settle?.(undefined);
+    return undefined;
+  } finally {
+    releaseHold();
+    watch?.dispose();
+  }
 }

@@ -34,6 +34,14 @@ export function incomingView<Raw>(
  * (`GET http://host/search`): their scheme and host are not part of the path.
  */
 export function pathOf(url: string | undefined): string {
+  // The usual origin-form target (`/path?query`): cut at the first `?` or `#` without a regex.
+  if (url !== undefined && url.charCodeAt(0) === 47 /* / */) {
+    for (let i = 1; i < url.length; i++) {
+      const c = url.charCodeAt(i);
+      if (c === 63 /* ? */ || c === 35 /* # */) return url.slice(0, i);
+    }
+    return url;
+  }
   const target = (url ?? '/').replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '');
   const q = target.search(/[?#]/);
   const path = q === -1 ? target : target.slice(0, q);

@@ -1,5 +1,6 @@
 import type { Decision, PolicyDecision } from '@floodgate/core';
 import { formatRateLimitHeaders, formatRetryAfter } from '@floodgate/core/headers';
+import { joinedNames } from './expose.js';
 import type { ProblemDetails, ProblemPolicy } from './types.js';
 
 /**
@@ -161,9 +162,9 @@ export function unavailableProblem(): ProblemDetails {
 export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
   // The common cases: nothing there yet (no CORS middleware before us), or exactly our own list
   // (merged again just before the head is written). Our names are one outcome's header names.
-  if (plain(names)) {
-    const joined = names.join(', ');
-    if (existing === undefined || existing === '' || existing === joined) return joined;
+  const joined = joinedNames(names);
+  if (joined !== undefined && (existing === undefined || existing === '' || existing === joined)) {
+    return joined;
   }
   const current = (existing ?? '')
     .split(',')
@@ -177,19 +178,4 @@ export function mergeExposeHeaders(existing: string | undefined, names: readonly
     }
   }
   return current.join(', ');
-}
-
-/**
- * Whether the names join to what the general path would make of them: each a bare token (no
- * comma, no surrounding space, not empty) and no two equal ignoring case (a handful of names:
- * pairwise is cheapest).
- */
-function plain(names: readonly string[]): boolean {
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
-    if (name === '' || name.includes(',') || name.trim() !== name) return false;
-    const a = name.toLowerCase();
-    for (let j = 0; j < i; j++) if ((names[j] as string).toLowerCase() === a) return false;
-  }
-  return true;
 }

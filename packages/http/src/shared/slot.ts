@@ -13,15 +13,20 @@ export interface Slot<T> {
 
 export function createSlot<T>(description: string): Slot<T> {
   const symbol = Symbol(description);
-  const fallback = new WeakMap<object, T>();
+  let fallback: WeakMap<object, T> | undefined;
   return {
     get(target) {
       const own = (target as { [symbol]?: T })[symbol];
-      return own !== undefined ? own : fallback.get(target);
+      // Most lookups find nothing (a request no limiter decided): no WeakMap probe for those
+      // until some frozen object has needed one.
+      return own !== undefined || fallback === undefined ? own : fallback.get(target);
     },
     set(target, value) {
       if (Object.isExtensible(target)) (target as { [symbol]?: T })[symbol] = value;
-      else fallback.set(target, value);
+      else {
+        fallback ??= new WeakMap();
+        fallback.set(target, value);
+      }
     },
   };
 }
