@@ -1,12 +1,12 @@
-import { type Decision, FloodgateError, type Limiter, mergeDecisions } from '@floodgate/core';
-import type { AllowList } from './allow-list.js';
+import { type Decision, mergeDecisions } from '@floodgate/core';
 import { exposeNamesOf } from './expose.js';
 import { heldCount, queueDelay, releaseHold, reserveHold } from './hold.js';
 import { recordDecision, withPrior } from './ledger.js';
-import { type ResolvedRule, resolveOptions, type Settings } from './options.js';
+import { resolveOptions, type Settings } from './options.js';
 import { tooManyRequestsBody } from './problem-body.js';
 import { report } from './report.js';
 import { decisionHeaders, tooManyRequestsProblem, unavailableProblem } from './response.js';
+import { ALLOWED, evaluateRules, shadowed } from './rules.js';
 import { type Charge, type Settle, settlerFor } from './settle.js';
 import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './types.js';
 import { bindValidator } from './validations.js';
@@ -111,8 +111,6 @@ const PASS: Outcome = Object.freeze({
 const PROBLEM_JSON = 'application/problem+json';
 // No names to expose: one frozen empty list for every such outcome.
 const NONE: readonly string[] = Object.freeze([]);
-/** `evaluateRules`' answer for a request whose key is on the allow list: nothing was charged. */
-const ALLOWED = Symbol('allowed');
 
 /**
  * An admitted-but-delayed decision turned into a denial that says when its turn would have come.
@@ -125,82 +123,6 @@ function refusedForDelay(d: Decision): Decision {
   );
   const binding = policies[d.policies.indexOf(d.binding)] ?? d.binding;
   return { ...d, allowed: false, retryAfterMs: d.delayMs, delayMs: 0, policies, binding };
-}
-
-async function chooseLimiter(
-  rule: ResolvedRule,
-  request: RateLimitRequest,
-): Promise<Limiter | undefined> {
-  if (typeof rule.limiter !== 'function') return rule.limiter;
-  const chosen = await rule.limiter(request);
-  if (chosen !== undefined && (typeof chosen !== 'object' || typeof chosen?.limit !== 'function')) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'the limiter function returned something that is not a limiter',
-    );
-  }
-  return chosen;
-}
-
-const isThenable = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
-  typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-
-// Decisions made by shadow-mode limiters (`Limiter.shadow`): they hold nothing back.
-const shadowed = new WeakSet<Decision>();
-
-/**
- * Evaluates the rules in order. After a denial the remaining rules are only peeked (reported,
- * not charged): a request that is refused anyway should not use up other quotas.
- */
-async function evaluateRules(
-  rules: readonly ResolvedRule[],
-  request: RateLimitRequest,
-  allowList: AllowList | undefined,
-  charges: Charge[] | undefined,
-): Promise<Decision[] | typeof ALLOWED> {
-  // Listed identities are looked for among every rule's key before any rule is charged.
-  let keys: (string | undefined)[] | undefined;
-  if (allowList?.hasKeys === true) {
-    keys = [];
-    for (const rule of rules) keys.push(await rule.key(request));
-    if (allowList.keyAllowed(keys)) return ALLOWED;
-  }
-  const decisions: Decision[] = [];
-  let denied = false;
-  for (let i = 0; i < rules.length; i++) {
-    const rule = rules[i] as ResolvedRule;
-    let key: string | undefined;
-    if (keys !== undefined) key = keys[i];
-    else {
-      // Most keys answer at once: awaited only when they return a promise (each await on a
-      // plain value still costs a turn of the microtask queue).
-      const found = rule.key(request);
-      key = isThenable(found) ? await found : found;
-    }
-    if (key === undefined) continue;
-    // A fixed limiter is used as it is: no extra async call (and promise) per request for it.
-    const limiter =
-      typeof rule.limiter === 'function' ? await chooseLimiter(rule, request) : rule.limiter;
-    if (limiter === undefined) continue;
-    if (denied) {
-      decisions.push(await limiter.peek(key));
-      continue;
-    }
-    let cost: number;
-    if (typeof rule.cost === 'function') {
-      const charged = rule.cost(request);
-      cost = isThenable(charged) ? await charged : charged;
-    } else cost = rule.cost;
-    const decision = await limiter.limit(key, { cost });
-    if (limiter.shadow === true) shadowed.add(decision);
-    if (!decision.allowed) denied = true;
-    // Only what the limiter's store charged: a fallback's admission is not the store's to refund.
-    else if (charges !== undefined && decision.reason === undefined) {
-      charges.push({ limiter, key, cost });
-    }
-    decisions.push(decision);
-  }
-  return decisions;
 }
 
 function serializeBody(custom: LimitedResponse, headers: Record<string, string>): string {
