@@ -1,13 +1,13 @@
 // Inlines the Lua fragments (src/policies/*.lua) into src/lua.generated.ts, so both Redis
 // packages run the very same text and no bundler needs a loader for .lua files. The policy kinds
-// come from the one list in src/policies/kinds.ts; src/redis/lua.ts assembles a script per
+// come from the one list in src/policies/kind-names.ts; src/redis/lua.ts assembles a script per
 // combination of kinds. `--check` fails when the generated file is stale.
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
-const kindsSource = readFileSync(new URL('src/policies/kinds.ts', root), 'utf8');
+const kindsSource = readFileSync(new URL('src/policies/kind-names.ts', root), 'utf8');
 const list = /POLICY_KINDS = \[([^\]]*)\]/.exec(kindsSource);
-if (list === null) throw new Error('POLICY_KINDS not found in src/policies/kinds.ts');
+if (list === null) throw new Error('POLICY_KINDS not found in src/policies/kind-names.ts');
 const kinds = [...list[1].matchAll(/'(\w+)'/g)].map((m) => m[1]);
 const stem = (kind) => kind.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 const names = ['common', 'compose', 'batch', ...kinds.map(stem)];

@@ -2,15 +2,11 @@
 // Redis-protocol store authors `@floodgate/core/redis`, header formatting lives in
 // `@floodgate/core/headers`.
 export type { BreakerOptions } from './breaker.js';
+export type { DecisionEvent } from './decision-event.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { createLimiter } from './limiter.js';
-export type {
-  DecisionEvent,
-  Limiter,
-  LimiterOptions,
-  WaitOptions,
-} from './limiter-types.js';
+export type { Limiter, LimiterOptions, WaitOptions } from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';

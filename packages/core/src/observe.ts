@@ -1,8 +1,9 @@
 // onDecision and telemetry: wrapped around a limiter only when one of them is set, so a limiter
 // without them runs the unwrapped methods (no branch, no clock read, no extra promise).
 import type { BreakerOptions, BreakerState } from './breaker.js';
+import type { DecisionEvent } from './decision-event.js';
 import { isFloodgateError } from './errors.js';
-import type { DecisionEvent, Limiter } from './limiter-types.js';
+import type { Limiter } from './limiter-types.js';
 import type { Store } from './store-types.js';
 import type { LimiterTelemetry } from './telemetry-types.js';
 import type { Decision } from './types.js';

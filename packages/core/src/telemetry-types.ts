@@ -2,7 +2,7 @@
 // OpenTelemetry, `openTelemetry()` (telemetry.ts, the `@floodgate/core/telemetry` entry) builds
 // the one implementation Floodgate ships.
 import type { BreakerState } from './breaker.js';
-import type { DecisionEvent } from './limiter-types.js';
+import type { DecisionEvent } from './decision-event.js';
 
 /**
  * What a limiter tells its telemetry about itself when it is built. No identity ever appears

@@ -16,7 +16,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { BreakerState } from './breaker.js';
-import type { DecisionEvent } from './limiter-types.js';
+import type { DecisionEvent } from './decision-event.js';
 import type { LimiterTelemetry, Telemetry, TelemetryTarget } from './telemetry-types.js';
 
 export type { LimiterTelemetry, Telemetry, TelemetryTarget };

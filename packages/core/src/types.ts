@@ -1,4 +1,4 @@
-import type { PolicyKind } from './policies/kinds.js';
+import type { PolicyKind } from './policies/kind-names.js';
 
 export type { PolicyKind };
 

@@ -5,10 +5,7 @@ import { checkOptions, type OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
 import { gcd } from './common.js';
 import type { PolicyKindRow } from './kinds.js';
-import type { LeakyBucketOptions } from './leaky_bucket.js';
 import { buildPolicy } from './policy.js';
-import type { QuotaOptions } from './quota.js';
-import type { TokenBucketOptions } from './token_bucket.js';
 
 // A factory hands its options here once, with its kind's row: they are checked and turned into
 // the kind's parameters on this one visit, then handed down to buildPolicy (policy.ts), and the
@@ -61,30 +58,6 @@ const WINDOW_NAMES = {
   blockFor: true,
   shadow: true,
 } as const satisfies OptionNames<WindowOptions>;
-const TOKEN_BUCKET_NAMES = {
-  limit: true,
-  interval: true,
-  burst: true,
-  name: true,
-  blockFor: true,
-  shadow: true,
-} as const satisfies OptionNames<TokenBucketOptions>;
-const LEAKY_BUCKET_NAMES = {
-  limit: true,
-  interval: true,
-  queue: true,
-  name: true,
-  blockFor: true,
-  shadow: true,
-} as const satisfies OptionNames<LeakyBucketOptions>;
-const QUOTA_NAMES = {
-  limit: true,
-  per: true,
-  timeZone: true,
-  name: true,
-  blockFor: true,
-  shadow: true,
-} as const satisfies OptionNames<QuotaOptions>;
 
 function checkKeys(
   options: unknown,
@@ -145,9 +118,10 @@ export function bucketPolicy(
   row: PolicyKindRow,
   options: unknown,
   sizedBy: 'burst' | 'queue',
+  names: Readonly<Record<string, true>>,
 ): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, sizedBy === 'queue' ? LEAKY_BUCKET_NAMES : TOKEN_BUCKET_NAMES, kind);
+  const o = checkKeys(options, names, kind);
   const capacity =
     sizedBy === 'queue'
       ? positiveInt(o.queue, `${kind}: queue`) + 1
@@ -187,9 +161,13 @@ const NOMINAL_MS = { day: 86_400_000, week: 604_800_000, month: 2_592_000_000 } 
  * quota: `{ limit, per, timeZone = 'UTC' }`, params `[limit, 0, 0]` and the `calendar`; the
  * period's boundaries are not parameters of the policy but of each call (quota.ts).
  */
-export function calendarPolicy(row: PolicyKindRow, options: unknown): Policy {
+export function calendarPolicy(
+  row: PolicyKindRow,
+  options: unknown,
+  names: Readonly<Record<string, true>>,
+): Policy {
   const kind = row.kind;
-  const o = checkKeys(options, QUOTA_NAMES, kind);
+  const o = checkKeys(options, names, kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
   const per = o.per;
   if (per !== 'day' && per !== 'week' && per !== 'month') {

@@ -1,4 +1,5 @@
 import type { Duration } from '../duration.js';
+import type { OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
 import type { PolicyState, Verdict } from './common.js';
 import { bucketPolicy, type Named } from './define.js';
@@ -24,6 +25,16 @@ export interface LeakyBucketOptions extends Named {
   queue: number;
 }
 
+// The factory's option names, which the compiler keeps in step with its options type.
+const LEAKY_BUCKET_NAMES = {
+  limit: true,
+  interval: true,
+  queue: true,
+  name: true,
+  blockFor: true,
+  shadow: true,
+} as const satisfies OptionNames<LeakyBucketOptions>;
+
 /**
  * Shapes traffic: admitted requests start `interval / limit` apart (see `delayMs`); up to `queue`
  * may wait besides the one starting now, so the largest cost is `queue + 1`. The arithmetic is
@@ -42,7 +53,7 @@ export interface LeakyBucketOptions extends Named {
  * ```
  */
 export function leakyBucket(options: LeakyBucketOptions): Policy {
-  return bucketPolicy(LEAKY_BUCKET, options, 'queue');
+  return bucketPolicy(LEAKY_BUCKET, options, 'queue', LEAKY_BUCKET_NAMES);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type CalendarPeriods, calendarOf } from '../calendar.js';
+import type { OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
 import { admit, deny, type PolicyState, type Verdict } from './common.js';
 import { calendarPolicy, type Named } from './define.js';
@@ -24,6 +25,16 @@ export interface QuotaOptions extends Named {
   timeZone?: string;
 }
 
+// The factory's option names, which the compiler keeps in step with its options type.
+const QUOTA_NAMES = {
+  limit: true,
+  per: true,
+  timeZone: true,
+  name: true,
+  blockFor: true,
+  shadow: true,
+} as const satisfies OptionNames<QuotaOptions>;
+
 /**
  * Counts per calendar period: a day, a week from Monday or a month from the 1st, each starting at
  * local midnight in `timeZone`. The count starts afresh at the real next midnight, whether that
@@ -45,7 +56,7 @@ export interface QuotaOptions extends Named {
  * ```
  */
 export function quota(options: QuotaOptions): Policy {
-  return calendarPolicy(QUOTA, options);
+  return calendarPolicy(QUOTA, options, QUOTA_NAMES);
 }
 
 /**

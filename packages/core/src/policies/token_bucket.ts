@@ -1,4 +1,5 @@
 import type { Duration } from '../duration.js';
+import type { OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
 import { admit, ceilDiv, deny, floorDiv, type PolicyState, type Verdict } from './common.js';
 import { bucketPolicy, type Named } from './define.js';
@@ -23,6 +24,16 @@ export interface TokenBucketOptions extends Named {
   burst?: number;
 }
 
+// The factory's option names, which the compiler keeps in step with its options type.
+const TOKEN_BUCKET_NAMES = {
+  limit: true,
+  interval: true,
+  burst: true,
+  name: true,
+  blockFor: true,
+  shadow: true,
+} as const satisfies OptionNames<TokenBucketOptions>;
+
 /**
  * Refills `limit` tokens per `interval` continuously, up to `burst`; one stored timestamp (GCRA).
  * @example
@@ -35,7 +46,7 @@ export interface TokenBucketOptions extends Named {
  * ```
  */
 export function tokenBucket(options: TokenBucketOptions): Policy {
-  return bucketPolicy(TOKEN_BUCKET, options, 'burst');
+  return bucketPolicy(TOKEN_BUCKET, options, 'burst', TOKEN_BUCKET_NAMES);
 }
 
 /**
