@@ -52,6 +52,7 @@ describe('withTimeout (one promise and one timer per call)', () => {
   });
 
   it("follows a store's thenable, as Promise.race did", async () => {
+    // biome-ignore lint/suspicious/noThenProperty: a thenable is what this test is about
     const thenable = { then: (ok: (v: string) => void) => ok('from a thenable') };
     expect(await withTimeout(thenable as unknown as Promise<string>, 50)).toBe('from a thenable');
   });
