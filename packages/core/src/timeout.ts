@@ -12,11 +12,22 @@ const afterIo: (fn: () => void) => void =
 /** `promise`, or `STORE_TIMEOUT` after `ms` (decided after pending I/O); as is without `ms`. */
 export function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
   if (ms === undefined) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  // One promise and one timer per call, cleared as the store answers: `Promise.race` and
+  // `finally` made four promises more, and as many microtask hops, on every decision.
+  return new Promise<T>((resolve, reject) => {
     const fail = () =>
       reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`));
-    timer = setTimeout(() => afterIo(fail), ms);
+    const timer = setTimeout(() => afterIo(fail), ms);
+    // Promise.resolve: a store's thenable is followed as `Promise.race` followed it.
+    Promise.resolve(promise).then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -79,18 +79,22 @@ function ioredisTransport(client: IoRedisClient): RedisTransport {
     label: 'ioredis',
     // A single-node connection batches; a Cluster does not (one slot per script).
     canBatch: (client as Partial<Cluster>).isCluster !== true,
-    async send(_firstKey, name, args) {
-      // ioredis finds the keys itself (for Cluster routing and keyPrefix).
-      try {
-        return await client.call(name, args);
-      } catch (error) {
-        // A Cluster with enableAutoPipelining does not follow ASK or MOVED when the batch the
-        // command rode in held other commands that succeeded: follow it here.
-        const [reply] = await redirect(client, error, (p) => p.call(name, args), 0);
-        if (reply instanceof Error) throw reply;
-        return reply;
-      }
-    },
+    // ioredis finds the keys itself (for Cluster routing and keyPrefix). Only a client that
+    // knows other nodes can follow a redirection: a single node's promise is returned as it is,
+    // without an async wrapper's promise and hop on every decision.
+    send: canRedirect(client)
+      ? async (_firstKey, name, args) => {
+          try {
+            return await client.call(name, args);
+          } catch (error) {
+            // A Cluster with enableAutoPipelining does not follow ASK or MOVED when the batch the
+            // command rode in held other commands that succeeded: follow it here.
+            const [reply] = await redirect(client, error, (p) => p.call(name, args), 0);
+            if (reply instanceof Error) throw reply;
+            return reply;
+          }
+        }
+      : (_firstKey, name, args) => client.call(name, args),
     async sendWithWait(_firstKey, name, args, count, timeoutMs) {
       // One pipeline: one round trip, one connection (on a Cluster, the node owning the keys;
       // the keyless WAIT rides along, and WAIT counts the replicas holding that connection's
@@ -141,9 +145,15 @@ async function redirect(
   return replies;
 }
 
+/** Whether `nodeAt` can find a node: a Cluster's connections (a single node has none). */
+function canRedirect(client: IoRedisClient): boolean {
+  return typeof (client as Partial<Cluster>).nodes === 'function';
+}
+
 /** The connection a Cluster holds to the node at host:port, if it knows that node. */
 function nodeAt(client: IoRedisClient, host: string, port: number): Redis | undefined {
-  const cluster = client as Partial<Cluster>;
-  if (typeof cluster.nodes !== 'function') return undefined;
-  return cluster.nodes('all').find((n) => n.options.port === port && n.options.host === host);
+  if (!canRedirect(client)) return undefined;
+  return (client as Cluster)
+    .nodes('all')
+    .find((n) => n.options.port === port && n.options.host === host);
 }

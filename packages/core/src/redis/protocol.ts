@@ -68,9 +68,14 @@ export function encodeScriptArgs(
   deadline?: number,
   clock: () => number = Date.now,
 ): string[] {
-  const args = new Array<string>(4 + encodedOf(call.policies).params.length);
+  const args = new Array<string>(scriptArgCount(call));
   writeScriptArgs(args, 0, call, now, deadline, clock);
   return args;
+}
+
+/** How many `ARGV` entries `encodeScriptArgs(call, …)` makes. */
+export function scriptArgCount(call: StoreCall): number {
+  return 4 + encodedOf(call.policies).params.length;
 }
 
 /** Writes `encodeScriptArgs(call, now, deadline, clock)` into `target` from `at`; returns the count. */

@@ -2,7 +2,7 @@ import { FloodgateError, isFloodgateError } from '../errors.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import { ClockOffset } from './clock-offset.js';
 import { type LimitScript, scriptFor } from './lua.js';
-import { decodeScriptReply, encodeScriptArgs } from './protocol.js';
+import { decodeScriptReply, scriptArgCount, writeScriptArgs } from './protocol.js';
 import type { RedisTransport } from './transport.js';
 
 function isNoScript(error: unknown): boolean {
@@ -58,53 +58,100 @@ export class ScriptRunner {
 
   /** Runs `args` (sha1 first) on the node owning `firstKey`, `EVAL` again after `NOSCRIPT`. */
   run(firstKey: string, args: string[], script: LimitScript): Promise<unknown> {
-    return this.#run(args, script, (name) => this.#transport.send(firstKey, name, args));
+    const transport = this.#transport;
+    return this.#run(args, script, (name) => transport.send(firstKey, name, args), same);
   }
 
-  /** `EVALSHA`, and `EVAL` after `NOSCRIPT`; any failure is `STORE_UNAVAILABLE`. */
-  async #run(
+  /**
+   * `EVALSHA`, and `EVAL` after `NOSCRIPT`, then `decode` the reply; a failure to send is
+   * `STORE_UNAVAILABLE`, what `decode` throws is left as it is. Promises chained by hand, not an
+   * async function: on a decision's path each async layer cost a promise and a microtask hop.
+   * Never throws: a failure rejects.
+   */
+  #run<T>(
     args: string[],
     script: LimitScript,
     send: (name: string) => Promise<unknown>,
-  ): Promise<unknown> {
-    try {
-      return await send('EVALSHA');
-    } catch (error) {
+    decode: (reply: unknown) => T,
+  ): Promise<T> {
+    return attempt(send, 'EVALSHA').then(decode, (error: unknown) => {
       if (!isNoScript(error)) throw this.unavailable(error);
       // The script cache was emptied (flush, restart, failover): EVAL loads it again on the
       // node that owns the keys, with the same arguments.
-      try {
-        args[0] = script.source;
-        return await send('EVAL');
-      } catch (retryError) {
+      args[0] = script.source;
+      return attempt(send, 'EVAL').then(decode, (retryError: unknown) => {
         throw this.unavailable(retryError);
-      }
-    }
+      });
+    });
   }
 
-  /** One decision, one run of the plain script. */
-  async one(
+  /** One decision, one run of the plain script. Never throws: a failure rejects. */
+  one(
     call: StoreCall,
     now: number | undefined,
     deadline: number | undefined,
   ): Promise<readonly PolicyResult[]> {
-    const firstKey = call.keys[0]!;
-    const n = call.keys.length;
-    // One script per combination of policy kinds, cached per limiter's policies array.
-    const script = scriptFor(call.policies);
-    const args = [
-      script.sha1,
-      String(n),
-      ...call.keys,
-      ...encodeScriptArgs(call, now, deadline, this.clock),
-    ];
     // Strict mode waits for replicas only where something may be written.
     const strict = call.mode !== 'peek' ? this.#replicas : undefined;
-    let acked = 0;
+    if (strict !== undefined) return this.#strict(call, now, deadline, strict);
+    let args: string[];
+    let script: LimitScript;
+    try {
+      script = scriptFor(call.policies);
+      args = this.#args(script, call, now, deadline);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const firstKey = call.keys[0]!;
     const transport = this.#transport;
-    const run = async (name: string): Promise<unknown> => {
+    const policyCount = call.policies.length;
+    return this.#run(
+      args,
+      script,
+      (name) => transport.send(firstKey, name, args),
+      (reply) => this.#results(reply, policyCount),
+    );
+  }
+
+  /** `[sha1, numkeys, ...keys, ...ARGV]` in one array, written in place. */
+  #args(
+    script: LimitScript,
+    call: StoreCall,
+    now: number | undefined,
+    deadline: number | undefined,
+  ): string[] {
+    const keys = call.keys;
+    const n = keys.length;
+    const args = new Array<string>(2 + n + scriptArgCount(call));
+    args[0] = script.sha1;
+    args[1] = String(n);
+    for (let i = 0; i < n; i++) args[2 + i] = keys[i]!;
+    writeScriptArgs(args, 2 + n, call, now, deadline, this.clock);
+    return args;
+  }
+
+  /** The plain script's reply read, and the Redis time it carries sampled. */
+  #results(reply: unknown, policyCount: number): PolicyResult[] {
+    const received = performance.now();
+    const { results, time } = decodeScriptReply(reply, policyCount);
+    if (time > 0) this.offset.sample(time, received);
+    return results;
+  }
+
+  /** One decision in strict mode: the script and a WAIT on one connection. */
+  async #strict(
+    call: StoreCall,
+    now: number | undefined,
+    deadline: number | undefined,
+    strict: Replicas,
+  ): Promise<readonly PolicyResult[]> {
+    const script = scriptFor(call.policies);
+    const args = this.#args(script, call, now, deadline);
+    const firstKey = call.keys[0]!;
+    const transport = this.#transport;
+    let acked = 0;
+    const send = async (name: string): Promise<unknown> => {
       // The store refuses `replicas` at construction when the transport has no sendWithWait.
-      if (strict === undefined) return transport.send(firstKey, name, args);
       const [r, w] = await transport.sendWithWait!(
         firstKey,
         name,
@@ -116,12 +163,11 @@ export class ScriptRunner {
       acked = w;
       return r;
     };
-    const reply = await this.#run(args, script, run);
-    const received = performance.now();
-    const { results, time } = decodeScriptReply(reply, call.policies.length);
-    if (time > 0) this.offset.sample(time, received);
+    const results = await this.#run(args, script, send, (reply) =>
+      this.#results(reply, call.policies.length),
+    );
     // `!(≥)`, not `<`: a WAIT reply that is not a number confirms nothing.
-    if (strict !== undefined && !(acked >= strict.count) && results.every((r) => r.allowed)) {
+    if (!(acked >= strict.count) && results.every((r) => r.allowed)) {
       // Charged on the master, not yet on enough replicas: a failover now could forget it.
       throw new FloodgateError(
         'STORE_UNAVAILABLE',
@@ -130,5 +176,16 @@ export class ScriptRunner {
       );
     }
     return results;
+  }
+}
+
+const same = (reply: unknown): unknown => reply;
+
+/** `send(name)` as a promise (a transport's thenable followed), a synchronous throw a rejection. */
+function attempt(send: (name: string) => Promise<unknown>, name: string): Promise<unknown> {
+  try {
+    return Promise.resolve(send(name));
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

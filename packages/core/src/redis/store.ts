@@ -129,22 +129,47 @@ export class RedisStore implements Store, LeaseStore {
   /** One decision: one `EVALSHA` of the call's script, or its share of a batch's. */
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     const keys = call.keys;
-    return this.#order.track(this.#evaluate(call, this.#order.barrier(keys)), keys);
+    const barrier = this.#order.barrier(keys);
+    let work: Promise<readonly PolicyResult[]>;
+    if (barrier === undefined && (this.#runner.offset.known || !this.#needsOffset(call))) {
+      // Nearly every call: nothing to wait for, so it goes on without an async function's
+      // promise and microtask hop. What it throws rejects, as from the async path.
+      try {
+        work = this.#send(call, this.#clock());
+      } catch (error) {
+        work = Promise.reject(error);
+      }
+    } else {
+      work = this.#evaluate(call, barrier);
+    }
+    return this.#order.track(work, keys);
   }
 
+  /** Whether the call's deadline goes to Redis, which needs the offset to Redis's clock. */
+  #needsOffset(call: StoreCall): boolean {
+    return call.deadline !== undefined && call.mode !== 'peek';
+  }
+
+  /** The call after a reset of its keys, or the first with a deadline: it waits for them. */
   async #evaluate(
     call: StoreCall,
     barrier: Promise<unknown> | undefined,
   ): Promise<readonly PolicyResult[]> {
     const now = this.#clock();
     if (barrier !== undefined) await barrier;
-    let deadline: number | undefined;
-    if (call.deadline !== undefined && call.mode !== 'peek') {
-      // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
-      // one batch, instead of one TIME each and batches split by when each TIME came back.
-      if (!this.#runner.offset.known) await this.#sharedProbe(call.keys[0]!);
-      deadline = this.#runner.offset.toRedis(call.deadline);
+    // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
+    // one batch, instead of one TIME each and batches split by when each TIME came back.
+    if (this.#needsOffset(call) && !this.#runner.offset.known) {
+      await this.#sharedProbe(call.keys[0]!);
     }
+    return this.#send(call, now);
+  }
+
+  /** Sends the call (its deadline on Redis's clock), batched when the store batches. */
+  #send(call: StoreCall, now: number | undefined): Promise<readonly PolicyResult[]> {
+    const deadline = this.#needsOffset(call)
+      ? this.#runner.offset.toRedis(call.deadline!)
+      : undefined;
     if (this.#batcher !== undefined) return this.#batcher.submit(call, now, deadline);
     return this.#runner.one(call, now, deadline);
   }
