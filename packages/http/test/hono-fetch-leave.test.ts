@@ -16,7 +16,7 @@ import {
   rateLimit as honoRateLimit,
 } from '../src/hono/index.js';
 import { ipKey, type RateLimitOptions } from '../src/index.js';
-import { serveFetch } from './adapters/hono.js';
+import { closeServed, serveLoopback } from './adapters/hono.js';
 import { send, sendAndHangUp, sleep } from './support/context.js';
 
 /** What @hono/node-server passes a fetch handler after the request (its socket). */
@@ -24,16 +24,13 @@ type Bindings = HttpBindings | Http2Bindings;
 type Kind = 'hono' | 'fetch';
 const KINDS: readonly Kind[] = ['hono', 'fetch'];
 
-const open: { close(): Promise<void> }[] = [];
+// Gates a test left shut, opened before the servers close (a held handler would keep one open).
+const gates: (() => void)[] = [];
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
+  for (const open of gates.splice(0)) open();
+  await closeServed();
 });
-
-async function serve(fetch: Parameters<typeof serveFetch>[0]): Promise<string> {
-  const served = await serveFetch(fetch, '127.0.0.1');
-  open.push(served);
-  return served.url;
-}
+const serve = serveLoopback;
 
 /** Polls `check` (up to 10 s: a loaded machine is slow, nothing here is timed). */
 async function until(what: string, check: () => boolean): Promise<void> {
@@ -78,7 +75,7 @@ describe.each(KINDS)('%s: a client that leaves gives back what it held', (kind) 
     const gate = new Promise<void>((resolve) => {
       finish = resolve;
     });
-    open.push({ close: async () => finish() });
+    gates.push(() => finish());
     const slow = async () => {
       entered++;
       await gate;

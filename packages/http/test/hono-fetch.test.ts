@@ -8,22 +8,14 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { rateLimit as fetchRateLimit } from '../src/fetch/index.js';
 import { rateLimit as honoRateLimit } from '../src/hono/index.js';
 import type { RateLimitOptions } from '../src/index.js';
-import { serveFetch } from './adapters/hono.js';
+import { closeServed, serveLoopback } from './adapters/hono.js';
 import { send, T0 } from './support/context.js';
 
 type Kind = 'hono' | 'fetch';
 const KINDS: readonly Kind[] = ['hono', 'fetch'];
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-async function serve(fetch: Parameters<typeof serveFetch>[0]): Promise<string> {
-  const served = await serveFetch(fetch, '127.0.0.1');
-  open.push(served);
-  return served.url;
-}
+afterEach(closeServed);
+const serve = serveLoopback;
 
 /**
  * `GET /` answering `ok` with `Access-Control-Expose-Headers: X-Request-Id` (as CORS would);

@@ -2,6 +2,8 @@
 // the problem object, for any policy name and number a decision can carry.
 import { createLimiter, type Decision, fixedWindow, type PolicyDecision } from '@floodgate/core';
 import { MemoryStore } from '@floodgate/memory';
+// A seeded generator (mulberry32): every run checks the same table.
+import { rng } from '@floodgate/testkit/redis';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { tooManyRequestsProblem } from '../src/adapter/index.js';
@@ -10,18 +12,6 @@ import { headerKey } from '../src/index.js';
 import { tooManyRequestsBody } from '../src/shared/problem-body.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
-
-/** mulberry32: a small seeded generator, so every run checks the same table. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Pieces JSON escapes or could trip a hand-written escaper: quotes, backslashes, every control
 // character, DEL, lone and paired surrogates, U+2028/2029, non-BMP, combining marks.
@@ -104,7 +94,7 @@ function decision(random: () => number): Decision {
 
 describe('the 429 problem body', () => {
   test('is JSON.stringify of the problem object, byte for byte, over 5 000 seeded decisions', () => {
-    const random = seeded(16);
+    const random = rng(16);
     let escaped = 0;
     for (let i = 0; i < 5000; i++) {
       const d = decision(random);
@@ -119,7 +109,7 @@ describe('the 429 problem body', () => {
 
   test('each awkward piece alone, as the only violated policy name', () => {
     for (const name of AWKWARD) {
-      const p = { ...policy(seeded(1)), name, allowed: false, shadow: undefined };
+      const p = { ...policy(rng(1)), name, allowed: false, shadow: undefined };
       const d = { allowed: false, policies: [p], binding: p } as unknown as Decision;
       expect(tooManyRequestsBody(d, 3)).toBe(JSON.stringify(tooManyRequestsProblem(d, 3)));
     }
@@ -128,8 +118,8 @@ describe('the 429 problem body', () => {
   test('fields of other types than declared follow JSON.stringify too', () => {
     const odd = [undefined, null, 12, true, { toJSON: () => 'x' }, ['a']];
     for (const value of odd) {
-      const p = { ...policy(seeded(2)), allowed: false, name: value };
-      const q = { ...policy(seeded(3)), allowed: false, limit: value };
+      const p = { ...policy(rng(2)), allowed: false, name: value };
+      const q = { ...policy(rng(3)), allowed: false, limit: value };
       const d = { allowed: false, policies: [p, q], binding: p } as unknown as Decision;
       expect(tooManyRequestsBody(d, 2)).toBe(JSON.stringify(tooManyRequestsProblem(d, 2)));
     }

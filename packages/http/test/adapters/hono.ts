@@ -24,6 +24,23 @@ export async function serveFetch(
   };
 }
 
+const served: { close(): Promise<void> }[] = [];
+
+/**
+ * `serveFetch` on loopback, closed by `closeServed` (a test file's `afterEach`): for tests that
+ * serve handlers of their own rather than a harness app.
+ */
+export async function serveLoopback(fetch: Parameters<typeof serveFetch>[0]): Promise<string> {
+  const server = await serveFetch(fetch, '127.0.0.1');
+  served.push(server);
+  return server.url;
+}
+
+/** Closes every server `serveLoopback` started. */
+export async function closeServed(): Promise<void> {
+  await Promise.all(served.splice(0).map((s) => s.close()));
+}
+
 async function listen(
   app: Hono<RateLimitEnv>,
   host: string,
