@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { Item } from 'structured-headers';
 import { serializeDictionary, serializeItem, serializeList } from 'structured-headers';
 import { describe, expect, it } from 'vitest';
+import { combined } from '../src/binding.js';
 import {
   draft8Reference,
   MEMBER_CACHE_MAX,
@@ -149,17 +150,14 @@ const arbDecision = fc
   .map(({ policies: raw, binding: at, resetAfterMs, retryAfterMs }): Decision => {
     const policies = raw.map((r) => policy(r));
     const binding = policies[at % Math.max(policies.length, 1)] ?? policy();
-    const allowed = policies.every((p) => p.allowed);
-    return {
-      allowed,
-      limit: binding.limit,
-      remaining: binding.remaining,
-      resetAfterMs,
-      retryAfterMs: allowed ? 0 : retryAfterMs,
-      delayMs: 0,
-      policies,
+    return combined(
+      policies.every((p) => p.allowed),
       binding,
-    };
+      resetAfterMs,
+      retryAfterMs,
+      0,
+      policies,
+    );
   });
 
 /** A decision of one policy, however odd its numbers. */

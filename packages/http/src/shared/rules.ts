@@ -24,7 +24,7 @@ async function chooseLimiter(
   return chosen;
 }
 
-export const isThenable = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
+const isThenable = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
   typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 
 // Decisions made by shadow-mode limiters (`Limiter.shadow`): they hold nothing back.
