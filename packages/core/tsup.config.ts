@@ -9,6 +9,7 @@ export default {
     'headers/index': 'src/headers/index.ts',
     internal: 'src/internal.ts',
     'redis/index': 'src/redis/index.ts',
+    slices: 'src/slices.ts',
     store: 'src/store.ts',
     telemetry: 'src/telemetry.ts',
   }),

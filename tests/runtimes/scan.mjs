@@ -11,6 +11,7 @@ const IMPORT = /\b(?:from|import|require)\s*\(?\s*["']([^"']+)["']/g;
 export const PORTABLE = [
   'packages/core/dist/index',
   'packages/core/dist/concurrency',
+  'packages/core/dist/slices',
   'packages/core/dist/headers/index',
   'packages/memory/dist/index',
   'packages/client/dist/index',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as concurrency from '../src/concurrency.js';
 import * as main from '../src/index.js';
 import * as internal from '../src/internal.js';
+import * as slices from '../src/slices.js';
 import * as store from '../src/store.js';
 import * as telemetry from '../src/telemetry.js';
 
@@ -59,6 +60,11 @@ describe('entry points by audience', () => {
     expect(Object.keys(concurrency).sort()).toEqual(['createConcurrencyLimiter']);
     expect(main).not.toHaveProperty('createConcurrencyLimiter');
     expect(main).not.toHaveProperty('isLeaseStore');
+  });
+
+  it('@floodgate/core/slices holds withSlices alone, and the main entry does not', () => {
+    expect(Object.keys(slices).sort()).toEqual(['withSlices']);
+    expect(main).not.toHaveProperty('withSlices');
   });
 
   it('@floodgate/core/telemetry holds openTelemetry alone; the main entry never loads OpenTelemetry', async () => {

@@ -1,0 +1,314 @@
+/**
+ * `@floodgate/core/slices`: one hot identity served past what one store can decide for it. Each
+ * process leases a slice of the identity's quota from the store (one admission of `cost + size`
+ * units) and answers the next requests from it in-process, with no round trip, until the slice
+ * is spent or old. Opt-in: it trades a bounded over-admission and stale headers for throughput
+ * (the bound is in docs/algorithms.md, "Slices").
+ * @module
+ */
+import { LRUCache } from 'lru-cache';
+import { combined } from './binding.js';
+import { type Duration, parseDuration } from './duration.js';
+import { FloodgateError } from './errors.js';
+import type { Limiter } from './limiter-types.js';
+import { checkOptions, type OptionNames } from './options.js';
+import type { Decision, PolicyDecision } from './types.js';
+
+/**
+ * Options of `withSlices`.
+ * @example
+ * ```ts
+ * import type { SliceOptions } from '@floodgate/core/slices';
+ *
+ * // 100 000 a minute per key; 4 app servers each holding at most 250 units ahead: at most
+ * // 1 000 (1 %) admitted beyond the limit in any interval, none with a fixed window.
+ * const options: SliceOptions = { size: 250, maxAgeMs: '500ms' };
+ * ```
+ */
+export interface SliceOptions {
+  /**
+   * Units leased beyond the request's own cost when a process takes a slice: a positive safe
+   * integer. It bounds the over-admission: at most (processes × `size`) units beyond the limit in
+   * any interval, none with `fixedWindow` and `quota` (a slice ends with its window).
+   */
+  size: number;
+  /**
+   * The longest a slice serves, and the longest a process trusts what the store last told it
+   * (`remaining`, blocks, a reset by another process): ms or a duration string.
+   * @default a tenth of the shortest policy window, at most 1 s
+   */
+  maxAgeMs?: Duration;
+  /** Identities whose slices one process keeps at once; the least recently used go first. @default 10 000 */
+  maxIdentities?: number;
+}
+
+const SLICE_OPTIONS = {
+  size: true,
+  maxAgeMs: true,
+  maxIdentities: true,
+} as const satisfies OptionNames<SliceOptions>;
+
+/** Kinds whose `resetAfterMs` is the end of the window the units were charged in. */
+const WINDOWED = new Set(['fixedWindow', 'quota']);
+
+/** What one process holds for one identity. */
+class Slot {
+  /** Units of the live slice not yet served. */
+  left = 0;
+  /** Local time (performance.now) the slice ends. */
+  until = 0;
+  /** Local time the lease was sent: ages the lease's figures. */
+  taken = 0;
+  /** The lease's decision, for the figures served decisions carry. */
+  lease: Decision | undefined;
+  /** Units the store said remained after its last decision for the identity here, and until when that is trusted. */
+  known = 0;
+  knownUntil = 0;
+  /** The lease in flight: callers meanwhile wait for it instead of each leasing. */
+  pending: Promise<unknown> | undefined;
+}
+
+/**
+ * Wraps a limiter so that each process serves one identity's requests from slices of its quota.
+ * `limit()` takes a slice (`cost + size` units, one store call) when the process holds none with
+ * room, and answers from it in-process until it is spent, `maxAgeMs` old, or its fixed window
+ * ended. Near the limit the slices shrink (at most half of what the store last said remained),
+ * and when none fits, every request is decided by the store alone, exactly as without slices: a
+ * denial is always the store's, with its tight `retryAfterMs`. `peek`, `reset`, `refund` and
+ * `wait` go to the store as before (`reset` also drops this process's slice; other processes'
+ * lapse within `maxAgeMs`).
+ *
+ * Bad options throw `INVALID_OPTION`; a limiter with a `leakyBucket` (whose admissions carry a
+ * delay a slice cannot hand out) is refused. A shadow limiter is returned as it is.
+ * @example
+ * ```ts
+ * import { createLimiter, fixedWindow } from '@floodgate/core';
+ * import { withSlices } from '@floodgate/core/slices';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = withSlices(
+ *   createLimiter({ store: new MemoryStore(), policy: fixedWindow({ limit: 100_000, window: '1m' }) }),
+ *   { size: 200 },
+ * );
+ * const d = await limiter.limit('tenant_1'); // the first call leases 201 units; the next 200 stay in-process
+ * ```
+ */
+export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
+  checkSliceOptions(limiter, options);
+  if (limiter.shadow === true) return limiter;
+  const policies = limiter.policies;
+  const size = options.size;
+  const shortest = Math.min(...policies.map((p) => p.windowMs));
+  const maxAgeMs =
+    options.maxAgeMs === undefined
+      ? Math.max(1, Math.min(1000, Math.floor(shortest / 10)))
+      : maxAgeOf(options.maxAgeMs);
+  const capacity = Math.min(...policies.map((p) => p.capacity));
+  const windowed = policies.map((p) => WINDOWED.has(p.kind));
+  const slots = new LRUCache<string, Slot>({ max: options.maxIdentities ?? 10_000 });
+
+  /** The slice's end: `maxAgeMs` after the lease, and never past a fixed window it was charged in. */
+  function endOf(d: Decision, sent: number): number {
+    let end = sent + maxAgeMs;
+    for (let i = 0; i < windowed.length; i++) {
+      // `sent` precedes the store's decision, so this end is no later than the window's.
+      if (windowed[i]) end = Math.min(end, sent + d.policies[i]!.resetAfterMs);
+    }
+    return end;
+  }
+
+  function learn(slot: Slot, d: Decision, sent: number): void {
+    slot.known = d.remaining;
+    slot.knownUntil = sent + maxAgeMs;
+  }
+
+  async function exact(identity: string, cost: number, slot: Slot): Promise<Decision> {
+    const sent = performance.now();
+    const d = await limiter.limit(identity, { cost });
+    learn(slot, d, sent);
+    return d;
+  }
+
+  async function lease(
+    identity: string,
+    cost: number,
+    slot: Slot,
+    extra: number,
+  ): Promise<Decision> {
+    const sent = performance.now();
+    const d = await limiter.limit(identity, { cost: cost + extra });
+    if (d.allowed && d.reason === undefined && d.shadowDenied === undefined) {
+      learn(slot, d, sent);
+      slot.lease = d;
+      slot.taken = sent;
+      slot.left = extra;
+      slot.until = endOf(d, sent);
+      return served(slot, performance.now());
+    }
+    if (d.allowed) return d; // a fallback or shadow admission: answered, no slice kept
+    // The slice did not fit: the request alone is the store's to decide (and its denial's).
+    learn(slot, d, sent);
+    return exact(identity, cost, slot);
+  }
+
+  /**
+   * Takes a slice, or decides alone when none would fit; callers meanwhile wait for the slice.
+   * Only an identity the store answered here within `maxAgeMs` gets one: a cold identity (one
+   * request now and then) would strand a slice's units until it lapsed, so it is decided alone.
+   */
+  function take(identity: string, cost: number, slot: Slot): Promise<Decision> {
+    if (!(performance.now() < slot.knownUntil)) return exact(identity, cost, slot);
+    const extra = Math.min(size, capacity - cost, Math.floor((slot.known - cost) / 2));
+    if (extra < 1) return exact(identity, cost, slot);
+    const p = lease(identity, cost, slot, extra);
+    const pending = p.then(
+      () => {
+        if (slot.pending === pending) slot.pending = undefined;
+      },
+      () => {
+        if (slot.pending === pending) slot.pending = undefined;
+      },
+    );
+    slot.pending = pending;
+    return p;
+  }
+
+  function limit(identity: string, cost: number): Promise<Decision> {
+    const slot = slots.get(identity);
+    if (slot !== undefined) {
+      if (slot.left >= cost) {
+        const now = performance.now();
+        if (now < slot.until) {
+          slot.left -= cost;
+          return Promise.resolve(served(slot, now));
+        }
+        slot.left = 0;
+      }
+      if (slot.pending !== undefined) {
+        const again = (): Promise<Decision> => limit(identity, cost);
+        return slot.pending.then(again, again);
+      }
+      return take(identity, cost, slot);
+    }
+    const fresh = new Slot();
+    const p = exact(identity, cost, fresh);
+    // Kept once the store has answered: an identity the limiter refused (not a string, or empty) leaves nothing here.
+    return p.then((d) => {
+      if (!slots.has(identity)) slots.set(identity, fresh);
+      return d;
+    });
+  }
+
+  return {
+    policies,
+    shadow: limiter.shadow,
+    limit(identity, opts) {
+      try {
+        return limit(identity, costOf(opts, capacity));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    peek: (identity) => limiter.peek(identity),
+    wait: (identity, opts) => limiter.wait(identity, opts),
+    refund: (identity, opts) => limiter.refund(identity, opts),
+    reset(identity) {
+      slots.delete(identity);
+      return limiter.reset(identity);
+    },
+  };
+}
+
+/**
+ * A decision answered from the slice: the lease's figures, aged by the local clock, with the
+ * units still held here counted as remaining (the store counted them as charged).
+ */
+function served(slot: Slot, now: number): Decision {
+  const d = slot.lease!;
+  const age = Math.floor(now - slot.taken);
+  const parts = d.policies;
+  const n = parts.length;
+  const out = new Array<PolicyDecision>(n);
+  const b = parts.indexOf(d.binding);
+  let resetAfterMs = 0;
+  for (let i = 0; i < n; i++) {
+    const p = parts[i]!;
+    const q: PolicyDecision = {
+      name: p.name,
+      kind: p.kind,
+      limit: p.limit,
+      windowMs: p.windowMs,
+      allowed: true,
+      remaining: p.remaining + slot.left,
+      resetAfterMs: Math.max(0, p.resetAfterMs - age),
+      retryAfterMs: 0,
+      delayMs: 0,
+    };
+    out[i] = q;
+    if (q.resetAfterMs > resetAfterMs) resetAfterMs = q.resetAfterMs;
+  }
+  return combined(true, out[Math.max(b, 0)]!, resetAfterMs, 0, 0, out);
+}
+
+function costOf(opts: { cost?: number } | undefined, capacity: number): number {
+  if (opts !== undefined && (typeof opts !== 'object' || opts === null)) {
+    throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
+  }
+  if (opts !== undefined) checkOptions('limit()', opts, ['cost']);
+  const cost = opts?.cost === undefined ? 1 : opts.cost;
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+    throw new FloodgateError(
+      'INVALID_COST',
+      `cost must be a positive safe integer, got ${String(cost)}`,
+    );
+  }
+  if (cost > capacity) {
+    throw new FloodgateError(
+      'COST_EXCEEDS_CAPACITY',
+      `cost ${cost} exceeds the largest admissible cost ${capacity}`,
+    );
+  }
+  return cost;
+}
+
+function checkSliceOptions(limiter: Limiter, options: SliceOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'withSlices takes { size, maxAgeMs?, maxIdentities? }',
+    );
+  }
+  checkOptions('withSlices', options, SLICE_OPTIONS);
+  const positive = (v: unknown): boolean =>
+    typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
+  if (!positive(options.size)) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      `withSlices: size must be a positive safe integer, got ${String(options.size)}`,
+    );
+  }
+  if (options.maxIdentities !== undefined && !positive(options.maxIdentities)) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'withSlices: maxIdentities must be a positive safe integer',
+    );
+  }
+  if (options.maxAgeMs !== undefined && !(maxAgeOf(options.maxAgeMs) >= 1)) {
+    throw new FloodgateError('INVALID_OPTION', 'withSlices: maxAgeMs must be at least 1 ms');
+  }
+  if (limiter.policies.some((p) => p.kind === 'leakyBucket')) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'withSlices: a leakyBucket admission carries a delay that a slice cannot hand out',
+    );
+  }
+}
+
+/** `maxAgeMs` in ms, or NaN for what is not a duration (an option here, not a policy's field). */
+function maxAgeOf(value: Duration): number {
+  try {
+    return parseDuration(value, 'maxAgeMs');
+  } catch {
+    return Number.NaN;
+  }
+}
