@@ -8,45 +8,11 @@
  */
 import { LRUCache } from 'lru-cache';
 import { combined } from './binding.js';
-import { type Duration, parseDuration } from './duration.js';
-import { FloodgateError } from './errors.js';
 import type { Limiter } from './limiter-types.js';
-import { checkOptions, type OptionNames } from './options.js';
+import { checkSliceOptions, maxAgeOf, type SliceOptions, sliceCostOf } from './slices-options.js';
 import type { Decision, PolicyDecision } from './types.js';
 
-/**
- * Options of `withSlices`.
- * @example
- * ```ts
- * import type { SliceOptions } from '@floodgate/core/slices';
- *
- * // 100 000 a minute per key; 4 app servers each holding at most 250 units ahead: at most
- * // 1 000 (1 %) admitted beyond the limit in any interval, none with a fixed window.
- * const options: SliceOptions = { size: 250, maxAgeMs: '500ms' };
- * ```
- */
-export interface SliceOptions {
-  /**
-   * Units leased beyond the request's own cost when a process takes a slice: a positive safe
-   * integer. It bounds the over-admission: at most (processes × `size`) units beyond the limit in
-   * any interval, none with `fixedWindow` and `quota` (a slice ends with its window).
-   */
-  size: number;
-  /**
-   * The longest a slice serves, and the longest a process trusts what the store last told it
-   * (`remaining`, blocks, a reset by another process): ms or a duration string.
-   * @default a tenth of the shortest policy window, at most 1 s
-   */
-  maxAgeMs?: Duration;
-  /** Identities whose slices one process keeps at once; the least recently used go first. @default 10 000 */
-  maxIdentities?: number;
-}
-
-const SLICE_OPTIONS = {
-  size: true,
-  maxAgeMs: true,
-  maxIdentities: true,
-} as const satisfies OptionNames<SliceOptions>;
+export type { SliceOptions };
 
 /** Kinds whose `resetAfterMs` is the end of the window the units were charged in. */
 const WINDOWED = new Set(['fixedWindow', 'quota']);
@@ -145,8 +111,10 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
       slot.until = endOf(d, sent);
       return served(slot, performance.now());
     }
-    if (d.allowed) return d; // a fallback or shadow admission: answered, no slice kept
-    // The slice did not fit: the request alone is the store's to decide (and its denial's).
+    // A fallback store's admission (the store is down): answered as it is, no slice kept.
+    if (d.allowed && d.shadowDenied === undefined) return d;
+    // The slice did not fit (or a shadowed policy would have refused it, which charged nothing):
+    // the request alone is the store's to decide, and so is its denial.
     learn(slot, d, sent);
     return exact(identity, cost, slot);
   }
@@ -204,7 +172,7 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     shadow: limiter.shadow,
     limit(identity, opts) {
       try {
-        return limit(identity, costOf(opts, capacity));
+        return limit(identity, sliceCostOf(opts, capacity));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -248,67 +216,4 @@ function served(slot: Slot, now: number): Decision {
     if (q.resetAfterMs > resetAfterMs) resetAfterMs = q.resetAfterMs;
   }
   return combined(true, out[Math.max(b, 0)]!, resetAfterMs, 0, 0, out);
-}
-
-function costOf(opts: { cost?: number } | undefined, capacity: number): number {
-  if (opts !== undefined && (typeof opts !== 'object' || opts === null)) {
-    throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
-  }
-  if (opts !== undefined) checkOptions('limit()', opts, ['cost']);
-  const cost = opts?.cost === undefined ? 1 : opts.cost;
-  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-    throw new FloodgateError(
-      'INVALID_COST',
-      `cost must be a positive safe integer, got ${String(cost)}`,
-    );
-  }
-  if (cost > capacity) {
-    throw new FloodgateError(
-      'COST_EXCEEDS_CAPACITY',
-      `cost ${cost} exceeds the largest admissible cost ${capacity}`,
-    );
-  }
-  return cost;
-}
-
-function checkSliceOptions(limiter: Limiter, options: SliceOptions): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'withSlices takes { size, maxAgeMs?, maxIdentities? }',
-    );
-  }
-  checkOptions('withSlices', options, SLICE_OPTIONS);
-  const positive = (v: unknown): boolean =>
-    typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
-  if (!positive(options.size)) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      `withSlices: size must be a positive safe integer, got ${String(options.size)}`,
-    );
-  }
-  if (options.maxIdentities !== undefined && !positive(options.maxIdentities)) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'withSlices: maxIdentities must be a positive safe integer',
-    );
-  }
-  if (options.maxAgeMs !== undefined && !(maxAgeOf(options.maxAgeMs) >= 1)) {
-    throw new FloodgateError('INVALID_OPTION', 'withSlices: maxAgeMs must be at least 1 ms');
-  }
-  if (limiter.policies.some((p) => p.kind === 'leakyBucket')) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'withSlices: a leakyBucket admission carries a delay that a slice cannot hand out',
-    );
-  }
-}
-
-/** `maxAgeMs` in ms, or NaN for what is not a duration (an option here, not a policy's field). */
-function maxAgeOf(value: Duration): number {
-  try {
-    return parseDuration(value, 'maxAgeMs');
-  } catch {
-    return Number.NaN;
-  }
 }
