@@ -22,8 +22,9 @@ const SECTIONS = [
   'eviction',
   'concurrency',
 ];
-// Run only when BENCH_SECTIONS names them: whole HTTP apps take minutes, not seconds.
-const OPT_IN = ['http'];
+// Run only when BENCH_SECTIONS names them: whole HTTP apps take minutes, not seconds; slices fork
+// four processes and write their own part of docs/benchmarks.md (bench/doc/slices.md).
+const OPT_IN = ['http', 'slices'];
 
 function sections() {
   const raw = process.env.BENCH_SECTIONS;
@@ -74,6 +75,10 @@ export const config = Object.freeze({
   memoryKeys: int('BENCH_MEMORY_KEYS', 1_000),
   /** MemoryStore's maxKeys in the eviction section; it decides for 10 × as many identities. */
   evictionMaxKeys: int('BENCH_EVICTION_MAX_KEYS', 50_000),
+  /** Wall time of each throughput run of the slices section (4 processes, 256 in flight each). */
+  slicesMs: int('BENCH_SLICES_MS', 2000),
+  /** Wall time of each slices run where the limit binds (over-admission). */
+  slicesBindingMs: int('BENCH_SLICES_BINDING_MS', 5000),
   /** Runs per contender and scenario; the table shows the median. */
   repeats: int('BENCH_REPEATS', 3),
   /** Which parts to run (comma-separated): see SECTIONS. */

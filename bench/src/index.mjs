@@ -20,7 +20,9 @@ import {
   hotTable,
   startRedis,
 } from './redis.mjs';
-import { targets, toJson, writeReport } from './report.mjs';
+import { targets, toJson, writeReport, writeSlicesReport } from './report.mjs';
+import { benchSlices } from './slices.mjs';
+import { slicesMarkdown, slicesTarget } from './slices-report.mjs';
 import { machine, version } from './versions.mjs';
 
 const log = (line) => process.stderr.write(`${line}\n`);
@@ -144,9 +146,17 @@ if (config.sections.has('eviction')) {
   );
 }
 
-const needsRedis = ['redis', 'roundtrips', 'memory', 'ceiling', 'blocked', 'concurrency'].some(
-  (s) => config.sections.has(s),
-);
+const needsRedis = [
+  'redis',
+  'roundtrips',
+  'memory',
+  'ceiling',
+  'blocked',
+  'concurrency',
+  'slices',
+].some((s) => config.sections.has(s));
+/** The slices section's Markdown: its own file (bench/doc/slices.md), not this run's body. */
+let slicesBody;
 if (needsRedis) {
   const redis = await startRedis(config);
   meta.redis = redis.version;
@@ -327,6 +337,12 @@ if (needsRedis) {
         ),
       );
     }
+    if (config.sections.has('slices')) {
+      results.slices = await benchSlices(config, redis, log);
+      const m = { ...meta, slicesMs: config.slicesMs, slicesBindingMs: config.slicesBindingMs };
+      slicesBody = slicesMarkdown(results.slices, m);
+      process.stdout.write(`\n${slicesBody}\n`);
+    }
   } finally {
     await redis.stop();
   }
@@ -361,7 +377,14 @@ const seconds = Number(process.hrtime.bigint() - started) / 1e9;
 print();
 print(`Whole run: ${seconds.toFixed(1)} s.`);
 meta.seconds = Number(seconds.toFixed(1));
-if (config.write !== '') {
+if (config.write !== '' && slicesBody !== undefined) {
+  writeSlicesReport({ meta, slices: results.slices }, slicesBody, slicesTarget(results.slices));
+  log(
+    'bench: wrote bench/results-slices.json, bench/doc/slices.md and its part of docs/benchmarks.md',
+  );
+}
+// A slices-only run leaves the other sections' numbers alone.
+if (config.write !== '' && [...config.sections].some((s) => s !== 'slices')) {
   writeReport(toJson(meta, results), out.join('\n'));
   log('bench: wrote bench/results.json, docs/benchmarks.md, docs/benchmarks.svg');
 }

@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 // @ts-expect-error -- plain .mjs without declarations; the demo has no build step on purpose.
-import { fourNodes, LIMIT, REQUESTS, seams } from '../src/scenarios.mjs';
+import { HOT_IN_FLIGHT, HOT_LIMIT, hotKey, SLICE_SIZE } from '../src/hot-key.mjs';
+// @ts-expect-error -- see above
+import { fourNodes, LIMIT, NODES, REQUESTS, seams } from '../src/scenarios.mjs';
 // @ts-expect-error -- see above
 import { openSharedStore } from '../src/shared-store.mjs';
 
@@ -77,6 +79,62 @@ describe('four-nodes demo', () => {
       expect(r.before).toBe(LIMIT);
       if (r.kind === 'fixedWindow') expect(r.total).toBe(2 * LIMIT);
       else expect(r.total).toBeLessThanOrEqual(LIMIT);
+    }
+  });
+
+  interface HotRun {
+    admitted: number;
+    denied: number;
+    decisions: number;
+    errors: number;
+    storeCalls: number;
+    windows: number[];
+  }
+
+  /** Every caller calls until its first denial: the window's limit is used up, exactly. */
+  function expectLimitUsedUp(run: HotRun): void {
+    expect(run.errors).toBe(0);
+    expect(run.admitted).toBe(HOT_LIMIT);
+    expect(run.windows).toEqual([HOT_LIMIT]);
+    expect(run.denied).toBe(NODES * HOT_IN_FLIGHT); // one each
+    expect(run.decisions).toBe(HOT_LIMIT + NODES * HOT_IN_FLIGHT);
+  }
+
+  test('(4) one hot key on one in-process store: the limit, with a store call per decision or per slice', {
+    timeout: BURST_TIMEOUT,
+  }, async () => {
+    const shared = await openSharedStore({ prefer: 'memory' });
+    try {
+      const plain: HotRun = await hotKey({ shared, size: 0 });
+      expectLimitUsedUp(plain);
+      expect(plain.storeCalls).toBe(plain.decisions);
+      const sliced: HotRun = await hotKey({ shared, size: SLICE_SIZE });
+      expectLimitUsedUp(sliced);
+      // A lease answers SLICE_SIZE + 1 decisions; a few more calls go to the store near the limit.
+      expect(sliced.storeCalls * 10).toBeLessThan(sliced.decisions);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  test("(4) one hot key on the demo's store, each server with its own connection", {
+    timeout: BURST_TIMEOUT,
+  }, async () => {
+    const shared = await openSharedStore();
+    try {
+      if (process.env.REDIS_URL || hasRedisServer()) {
+        expect({ kind: shared.kind, note: shared.note }).toEqual({
+          kind: 'redis',
+          note: undefined,
+        });
+      }
+      const plain: HotRun = await hotKey({ shared, size: 0 });
+      expectLimitUsedUp(plain);
+      const sliced: HotRun = await hotKey({ shared, size: SLICE_SIZE });
+      expectLimitUsedUp(sliced);
+      expect(sliced.storeCalls * 10).toBeLessThan(sliced.decisions);
+    } finally {
+      await shared.close();
     }
   });
 });

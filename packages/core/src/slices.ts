@@ -77,8 +77,10 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
   function endOf(d: Decision, sent: number): number {
     let end = sent + maxAgeMs;
     for (let i = 0; i < windowed.length; i++) {
-      // `sent` precedes the store's decision, so this end is no later than the window's.
-      if (windowed[i]) end = Math.min(end, sent + d.policies[i]!.resetAfterMs);
+      // `sent` precedes the store's decision, so this end is no later than the window's, but
+      // for 1 ms: the store reads its clock in whole ms (Redis TIME, Date.now), so the
+      // `resetAfterMs` it counts from that truncated instant can be up to 1 ms long.
+      if (windowed[i]) end = Math.min(end, sent + d.policies[i]!.resetAfterMs - 1);
     }
     return end;
   }

@@ -153,12 +153,33 @@ describe('withSlices: a hot identity', () => {
     vi.advanceTimersByTime(9000 - 5000); // 1 s before the window ends
     await sliced.limit('k'); // a lease 1 s before the window ends
     const at9 = store.calls;
-    vi.advanceTimersByTime(999);
+    vi.advanceTimersByTime(998);
     await sliced.limit('k');
     expect(store.calls).toBe(at9);
-    vi.advanceTimersByTime(1); // the window turned: its units are gone with it
+    // The slice stops 1 ms before the window's end: a store's clock reads whole ms (below).
+    vi.advanceTimersByTime(1);
     await sliced.limit('k');
     expect(store.calls).toBe(at9 + 1);
+  });
+
+  it('ends a slice before the window turns on a store clock that reads whole ms', async () => {
+    // The lease is sent at x.5 ms; the store counts its window's end from x ms, 0.5 ms early.
+    vi.advanceTimersByTime(0.5);
+    const store = new MapStore(storeNow);
+    const policy = fixedWindow({ limit: 30, window: '2s' });
+    const [a, b] = [0, 1].map(() =>
+      withSlices(createLimiter({ store, policy }), { size: 12, maxAgeMs: '1500ms' }),
+    );
+    vi.advanceTimersByTime(1890);
+    await a!.limit('id');
+    vi.advanceTimersByTime(10);
+    expect((await a!.limit('id')).remaining).toBe(28); // a holds 12 units until the seam
+    vi.advanceTimersByTime(99.8); // 2000.3 ms: the store is in the next window
+    expect(storeNow() - BASE).toBe(2000);
+    let admitted = 0;
+    for (let i = 0; i < 40; i++) if ((await b!.limit('id')).allowed) admitted++;
+    for (let i = 0; i < 11; i++) if ((await a!.limit('id')).allowed) admitted++;
+    expect(admitted).toBe(30); // 41 if a served its 11 in the window's first ms
   });
 
   it('admits no more than the limit in the next window, whatever a slice held at the seam', async () => {
