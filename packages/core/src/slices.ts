@@ -27,18 +27,26 @@ class Slot {
   taken = 0;
   /** The lease's decision, for the figures served decisions carry. */
   lease: Decision | undefined;
-  /** Units the store said remained after its last decision for the identity here, and until when that is trusted. */
+  /** Units the store said remained after its last decision for the identity here. */
   known = 0;
-  knownUntil = 0;
+  /**
+   * This process's demand: units asked since `since` (local time), and units asked per
+   * `maxAgeMs` over the period before. A slice holds no more than that: what will be asked
+   * before it lapses.
+   */
+  units = 0;
+  since = 0;
+  prev = 0;
   /** The lease in flight: callers meanwhile wait for it instead of each leasing. */
   pending: Promise<unknown> | undefined;
 }
 
 /**
  * Wraps a limiter so that each process serves one identity's requests from slices of its quota.
- * `limit()` takes a slice (`cost + size` units, one store call) when the process holds none with
+ * `limit()` takes a slice (`cost` + up to `size` units, one store call) when the process holds none with
  * room, and answers from it in-process until it is spent, `maxAgeMs` old, or its fixed window
- * ended. Near the limit the slices shrink (at most half of what the store last said remained),
+ * ended. A slice holds at most what this process was asked for the identity in the last
+ * `maxAgeMs` (a cold identity gets none). Near the limit the slices shrink (at most half of what the store last said remained),
  * and when none fits, every request is decided by the store alone, exactly as without slices: a
  * denial is always the store's, with its tight `retryAfterMs`. `peek`, `reset`, `refund` and
  * `wait` go to the store as before (`reset` also drops this process's slice; other processes'
@@ -56,7 +64,7 @@ class Slot {
  *   createLimiter({ store: new MemoryStore(), policy: fixedWindow({ limit: 100_000, window: '1m' }) }),
  *   { size: 200 },
  * );
- * const d = await limiter.limit('tenant_1'); // the first call leases 201 units; the next 200 stay in-process
+ * const d = await limiter.limit('tenant_1'); // decided by the store; once the key is hot, slices of up to 200
  * ```
  */
 export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
@@ -85,15 +93,9 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     return end;
   }
 
-  function learn(slot: Slot, d: Decision, sent: number): void {
-    slot.known = d.remaining;
-    slot.knownUntil = sent + maxAgeMs;
-  }
-
   async function exact(identity: string, cost: number, slot: Slot): Promise<Decision> {
-    const sent = performance.now();
     const d = await limiter.limit(identity, { cost });
-    learn(slot, d, sent);
+    slot.known = d.remaining;
     return d;
   }
 
@@ -106,7 +108,7 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     const sent = performance.now();
     const d = await limiter.limit(identity, { cost: cost + extra });
     if (d.allowed && d.reason === undefined && d.shadowDenied === undefined) {
-      learn(slot, d, sent);
+      slot.known = d.remaining;
       slot.lease = d;
       slot.taken = sent;
       slot.left = extra;
@@ -117,18 +119,25 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     if (d.allowed && d.shadowDenied === undefined) return d;
     // The slice did not fit (or a shadowed policy would have refused it, which charged nothing):
     // the request alone is the store's to decide, and so is its denial.
-    learn(slot, d, sent);
+    slot.known = d.remaining;
     return exact(identity, cost, slot);
   }
 
   /**
    * Takes a slice, or decides alone when none would fit; callers meanwhile wait for the slice.
-   * Only an identity the store answered here within `maxAgeMs` gets one: a cold identity (one
-   * request now and then) would strand a slice's units until it lapsed, so it is decided alone.
+   * A slice is sized to this process's demand (the units asked here in the last `maxAgeMs`, or
+   * so far in this one, besides this request): one sized to `size` alone would strand most of
+   * its units at a moderate rate, every `maxAgeMs`, and a cold identity (a request now and then)
+   * gets none.
    */
   function take(identity: string, cost: number, slot: Slot): Promise<Decision> {
-    if (!(performance.now() < slot.knownUntil)) return exact(identity, cost, slot);
-    const extra = Math.min(size, capacity - cost, Math.floor((slot.known - cost) / 2));
+    const demand = Math.max(slot.prev, slot.units - cost);
+    const extra = Math.min(
+      size,
+      capacity - cost,
+      Math.floor((slot.known - cost) / 2),
+      Math.floor(demand),
+    );
     if (extra < 1) return exact(identity, cost, slot);
     const p = lease(identity, cost, slot, extra);
     const pending = p.then(
@@ -143,8 +152,7 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     return p;
   }
 
-  function limit(identity: string, cost: number): Promise<Decision> {
-    const slot = slots.get(identity);
+  function limit(identity: string, cost: number, slot = slots.get(identity)): Promise<Decision> {
     if (slot !== undefined) {
       if (slot.left >= cost) {
         const now = performance.now();
@@ -161,6 +169,8 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
       return take(identity, cost, slot);
     }
     const fresh = new Slot();
+    fresh.since = performance.now();
+    fresh.units = cost;
     const p = exact(identity, cost, fresh);
     // Kept once the store has answered: an identity the limiter refused (not a string, or empty) leaves nothing here.
     return p.then((d) => {
@@ -169,12 +179,28 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     });
   }
 
+  /** Counts a request into its identity's demand (not a caller's retry after waiting on a lease). */
+  function count(slot: Slot, cost: number): void {
+    const now = performance.now();
+    const elapsed = now - slot.since;
+    if (elapsed >= maxAgeMs) {
+      // Per maxAgeMs: a period long past (an identity back after an hour) counts for little.
+      slot.prev = (slot.units * maxAgeMs) / elapsed;
+      slot.units = 0;
+      slot.since = now;
+    }
+    slot.units += cost;
+  }
+
   return {
     policies,
     shadow: limiter.shadow,
     limit(identity, opts) {
       try {
-        return limit(identity, sliceCostOf(opts, capacity));
+        const cost = sliceCostOf(opts, capacity);
+        const slot = slots.get(identity);
+        if (slot !== undefined) count(slot, cost);
+        return limit(identity, cost, slot);
       } catch (error) {
         return Promise.reject(error);
       }
