@@ -165,7 +165,7 @@ export class Batcher {
     return this.#track(this.#runner.one(call, now, deadline), call.deadline ?? NO_DEADLINE);
   }
 
-  /** Counts `run` as in flight until it settles; returns it. */
+  /** Counts `run` as in flight until it settles (or `#idle` finds it past `until`); returns it. */
   #track<T>(run: Promise<T>, until: number): Promise<T> {
     this.#inFlight.set(run, until);
     // Registered first, so it runs before the callers' own reactions: a caller woken by this
