@@ -43,7 +43,8 @@ describe.each(clients)('IoRedisStore with $name', ({ name, make }) => {
       expect(await keys()).toHaveLength(1);
       await limiter.reset('x');
       expect(await keys()).toHaveLength(0);
-      // Batched (one tick, one EVALSHA): ioredis prefixes every key of the batch too.
+      // The first alone, the other three made while it is in flight batched (one EVALSHA):
+      // ioredis prefixes every key of the batch too.
       const ds = await Promise.all(['y', 'y', 'z', 'y'].map((id) => limiter.limit(id)));
       expect(ds.map((d) => d.allowed)).toEqual([true, true, true, false]);
       expect(await keys()).toHaveLength(2);

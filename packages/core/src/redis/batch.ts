@@ -79,17 +79,28 @@ const defer: (fn: () => void) => void =
     ? (fn) => process.nextTick(fn)
     : queueMicrotask;
 
+/** How long a run without a deadline counts as in flight: until it settles. */
+const NO_DEADLINE = Number.POSITIVE_INFINITY;
+
 /**
- * Coalesces the calls that reach a store in one tick into one script run per combination of
- * kinds. The flush runs on `process.nextTick`, which Node runs only once the microtask queue is
- * empty: every caller woken by the same batch of replies has then had its turn to call again. A
- * group of one goes through the plain script, so one call in flight costs one deferral, no more.
+ * Sends a store's calls as script runs: a call that reaches it while none of its runs is in
+ * flight goes at once, alone, through the plain script; the calls that reach it while one is in
+ * flight are coalesced into one run per combination of kinds, sent on `process.nextTick`. Node
+ * runs that only once the microtask queue is empty: every caller woken by the same batch of
+ * replies has then had its turn to call again. So one call in flight (a quiet server, requests
+ * awaited in turn) pays no deferral, and under load a batch forms while the previous run is out,
+ * as Nagle's algorithm fills a packet while the last one is unacknowledged.
  */
 export class Batcher {
   readonly #max: number;
   readonly #runner: ScriptRunner;
   readonly #groups = new Map<BatchScript, Pending[]>();
   #scheduled = false;
+  /**
+   * The runs sent and not yet settled, each with the `performance.now()` instant past which none
+   * of its callers waits for it any more (the latest `call.deadline`).
+   */
+  readonly #inFlight = new Map<Promise<unknown>, number>();
 
   constructor(maxCalls: number, runner: ScriptRunner) {
     this.#max = maxCalls;
@@ -97,6 +108,11 @@ export class Batcher {
   }
 
   submit(call: StoreCall, now?: number, deadline?: number): Promise<readonly PolicyResult[]> {
+    // At once only with no run in flight and no flush awaited: a call queued for the next tick
+    // must not be overtaken on its keys, and callers woken together go together (`hold`).
+    if (!this.#scheduled && (this.#inFlight.size === 0 || this.#idle())) {
+      return this.#one(call, now, deadline);
+    }
     const script = batchScriptFor(call.policies);
     return new Promise((resolve, reject) => {
       let group = this.#groups.get(script);
@@ -109,11 +125,56 @@ export class Batcher {
         // Full: it goes now, and later calls of this tick start a new group.
         this.#groups.delete(script);
         this.#dispatch(script, group);
-      } else if (!this.#scheduled) {
-        this.#scheduled = true;
-        defer(this.#flush);
+      } else {
+        this.hold();
       }
     });
+  }
+
+  /**
+   * Until the next tick, calls are coalesced whatever is in flight. Called when a call is queued,
+   * and when something many callers waited for comes (a batch's reply, the store's first `TIME`):
+   * they call again before the tick, and the first of them, finding nothing in flight, would
+   * otherwise go alone and split the next batch in two runs (twice the EVALSHAs at 16 in flight).
+   */
+  hold(): void {
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      defer(this.#flush);
+    }
+  }
+
+  /**
+   * Whether every run in flight is past the deadlines of all its calls: their callers have had
+   * `STORE_TIMEOUT`, and a reply that never comes (a client that drops a command) must not hold
+   * every later call back a tick. Those runs are forgotten; settling later, they change nothing.
+   */
+  #idle(): boolean {
+    const now = performance.now();
+    for (const until of this.#inFlight.values()) if (until > now) return false;
+    this.#inFlight.clear();
+    return true;
+  }
+
+  /** One call, one run of the plain script, in flight until it settles or its deadline. */
+  #one(
+    call: StoreCall,
+    now: number | undefined,
+    deadline: number | undefined,
+  ): Promise<readonly PolicyResult[]> {
+    return this.#track(this.#runner.one(call, now, deadline), call.deadline ?? NO_DEADLINE);
+  }
+
+  /** Counts `run` as in flight until it settles (or `#idle` finds it past `until`); returns it. */
+  #track<T>(run: Promise<T>, until: number): Promise<T> {
+    this.#inFlight.set(run, until);
+    // Registered first, so it runs before the callers' own reactions: a caller woken by this
+    // reply that calls again finds the run no longer in flight.
+    const settled = (): void => {
+      this.#inFlight.delete(run);
+    };
+    run.then(settled, settled);
+    return run;
   }
 
   readonly #flush = (): void => {
@@ -125,7 +186,7 @@ export class Batcher {
   #dispatch(script: BatchScript, group: Pending[]): void {
     if (group.length === 1) {
       const p = group[0]!;
-      this.#runner.one(p.call, p.now, p.deadline).then(p.resolve, p.reject);
+      this.#one(p.call, p.now, p.deadline).then(p.resolve, p.reject);
     } else {
       void this.#many(script, group);
     }
@@ -137,17 +198,24 @@ export class Batcher {
     args[0] = script.sha1;
     args[1] = String(group.length * k);
     let at = 2;
-    for (const p of group) for (let i = 0; i < k; i++) args[at++] = p.call.keys[i]!;
+    let until = Number.NEGATIVE_INFINITY;
+    for (const p of group) {
+      for (let i = 0; i < k; i++) args[at++] = p.call.keys[i]!;
+      const d = p.call.deadline ?? NO_DEADLINE;
+      if (d > until) until = d;
+    }
     const clock = this.#runner.clock;
     for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
     let reply: unknown;
     try {
-      reply = await this.#runner.run(group[0]!.call.keys[0]!, args, script);
+      reply = await this.#track(this.#runner.run(group[0]!.call.keys[0]!, args, script), until);
     } catch (error) {
+      this.hold();
       // Nothing of the batch is known to have run: each call fails as it would have alone.
       for (const p of group) p.reject(error);
       return;
     }
+    this.hold();
     const received = performance.now();
     // batch.lua's reply: per call five fields per policy, or one nested 'late' / 'error' entry;
     // then the batch's TIME.

@@ -48,13 +48,14 @@ export interface RedisStoreOptions {
    */
   replicas?: { count: number; timeoutMs: number };
   /**
-   * Batching: the decisions that reach the store in one tick go to Redis as one script run (one
-   * `EVALSHA`), each caller answered from its part of the reply with the decision it would have
-   * had alone. A lone call runs the plain script. `maxCalls` caps a batch. Not used in strict
-   * mode (`replicas`) nor on a cluster client (the keys of one script must share a slot, and
-   * concurrent identities rarely do); see docs/stores.md for what it buys.
-   * @default true ({ maxCalls: 64 }): it costs one deferral at one call in flight and saves CPU on
-   * both sides from a few in flight on (docs/stores.md#batching)
+   * Batching: a decision that reaches the store while none of its script runs is in flight is
+   * sent at once, alone, through the plain script; the decisions that reach it while one is in
+   * flight go to Redis on the next tick as one script run (one `EVALSHA`), each caller answered
+   * from its part of the reply with the decision it would have had alone. `maxCalls` caps a
+   * batch. Not used in strict mode (`replicas`) nor on a cluster client (the keys of one script
+   * must share a slot, and concurrent identities rarely do); see docs/stores.md for what it buys.
+   * @default true ({ maxCalls: 64 }): one call in flight pays no deferral, and from a few in
+   * flight on it saves CPU on both sides (docs/stores.md#batching)
    */
   batch?: boolean | { maxCalls?: number };
 }

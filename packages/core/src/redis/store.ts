@@ -12,8 +12,9 @@ import type { RedisTransport } from './transport.js';
 /**
  * The store every Redis client adapter is built from: a `RedisTransport` (how this client sends
  * a command) and the options. It checks the options, runs one `EVALSHA` per decision (`EVAL`
- * again after `NOSCRIPT`), batches the calls of one tick when the transport can, waits for
- * replicas in strict mode, resets with one `DEL`, and reports failures as `STORE_UNAVAILABLE`.
+ * again after `NOSCRIPT`), batches the calls made while one is in flight when the transport can,
+ * waits for replicas in strict mode, resets with one `DEL`, and reports failures as
+ * `STORE_UNAVAILABLE`.
  * It has no `fallback`: core holds no in-process store, so an adapter adds one.
  * @example
  * A store for another Redis client: its transport, and a fallback for the limiter.
@@ -181,6 +182,8 @@ export class RedisStore implements Store, LeaseStore {
       this.#probe = probe;
       const forget = () => {
         if (this.#probe === probe) this.#probe = undefined;
+        // Its waiters go on before the next tick: together, in one batch.
+        this.#batcher?.hold();
       };
       probe.then(forget, forget);
     }

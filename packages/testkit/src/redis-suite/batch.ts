@@ -13,6 +13,7 @@ import { startFaultProxy } from '../fault-proxy.js';
 import { commandCalls, delta, rng } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
 import { hotIdentityTests } from './batch-hot.js';
+import { loneCallTests } from './batch-lone.js';
 import { openClient, sleep, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -52,9 +53,11 @@ type Outcome = Decision | 'reset' | string;
 /**
  * The `batch` option of a Redis store: the same random trace of limit, peek and reset calls,
  * many in flight per tick, decided batched and one script run per call, gives the same decisions
- * while the batched run sends a fraction of the `EVALSHA`s; a call past its deadline inside a
- * batch charges nothing while its batch-mates are charged; a connection lost under a batch
- * settles every call of it as it would have settled alone, with nothing left hanging.
+ * while the batched run sends a fraction of the `EVALSHA`s; a call made with nothing in flight
+ * runs the plain script alone and the calls made while it is in flight go as one batch; a call
+ * past its deadline inside a batch charges nothing while its batch-mates are charged; a
+ * connection lost under a batch settles every call of it as it would have settled alone, with
+ * nothing left hanging.
  * @example
  * A store package's whole `test/batch.test.ts`:
  * ```ts
@@ -92,8 +95,9 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
           }),
         );
         // Both scripts loaded first: a NOSCRIPT reload lets later commands overtake the call.
+        // Of three calls in one tick the first goes alone, the other two as a batch.
         for (const limiter of limiters) {
-          await Promise.all([limiter.limit('warm'), limiter.limit('warm')]);
+          await Promise.all([0, 1, 2].map(() => limiter.limit('warm')));
           await limiter.limit('warm');
         }
         const random = rng(seed);
@@ -143,6 +147,7 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
       }
 
       hotIdentityTests(api, adapter, server, tag, options.seed ?? 10);
+      loneCallTests(api, adapter, server, tag);
 
       it('a call past its deadline inside a batch charges nothing; its batch-mates are charged', async () => {
         const client = await openClient(adapter, server().url);
@@ -157,13 +162,15 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
             deadline: performance.now() + 60_000,
           };
           expect((await store.evaluate(warm))[0]!.allowed).toBe(true);
-          await Promise.all([store.evaluate(warm), store.evaluate(warm)]);
+          await Promise.all([0, 1, 2].map(() => store.evaluate(warm)));
           const before = await commandCalls(server().port);
           const late = {
             ...storeCall(prefix, 'late', policy),
             deadline: performance.now() - 60_000,
           };
-          const [a, l, b] = await Promise.allSettled([
+          // The opener goes alone; the three made while it is in flight go as one batch.
+          const [, a, l, b] = await Promise.allSettled([
+            store.evaluate(storeCall(prefix, 'opener', policy)),
             store.evaluate(storeCall(prefix, 'a', policy)),
             store.evaluate(late),
             store.evaluate({
@@ -171,7 +178,7 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
               deadline: performance.now() + 60_000,
             }),
           ]);
-          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 1 });
+          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 2 });
           expect(a.status === 'fulfilled' && a.value[0]!.remaining).toBe(2);
           expect(b.status === 'fulfilled' && b.value[0]!.remaining).toBe(2);
           expect(l.status === 'rejected' && (l.reason as { code: string }).code).toBe(
@@ -193,19 +200,22 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
           const prefix = `quota-batch-${tag}`;
           // The batch script loaded first, by another store on a fixed clock.
           const warm = adapter.makeStore(client, { clock: 'client', now: () => midnight });
-          await Promise.all([0, 1].map(() => warm.evaluate(storeCall(prefix, 'warm', policy))));
+          await Promise.all([0, 1, 2].map(() => warm.evaluate(storeCall(prefix, 'warm', policy))));
           const times = [midnight - 1, midnight, midnight - 2, midnight + 5, midnight - 3];
+          // The opener's time first: it goes alone, the calls under test as one batch behind it.
+          const clocks = [midnight, ...times];
           let i = 0;
           const store = adapter.makeStore(client, {
             clock: 'client',
-            now: () => times[i++]!,
+            now: () => clocks[i++]!,
             batch: true,
           });
           const before = await commandCalls(server().port);
-          const results = await Promise.all(
-            times.map(() => store.evaluate(storeCall(prefix, 'k', policy))),
-          );
-          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 1 });
+          const [, ...results] = await Promise.all([
+            store.evaluate(storeCall(prefix, 'opener', policy)),
+            ...times.map(() => store.evaluate(storeCall(prefix, 'k', policy))),
+          ]);
+          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 2 });
           const day = 24 * H; // 1 April in Berlin has 24 hours
           expect(
             results.map(([r]) => [r!.allowed, r!.remaining, r!.resetAfterMs, r!.retryAfterMs]),
@@ -230,14 +240,16 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
           const bad = storeCall(prefix, 'bad', policy);
           // Not a string: the script's GET fails with WRONGTYPE on this key.
           await redisCommand(server().port, ['HSET', bad.keys[0]!, 'f', '1']);
-          await Promise.all([0, 1].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
+          await Promise.all([0, 1, 2].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
           const before = await commandCalls(server().port);
-          const [a, x, b] = await Promise.allSettled([
+          // The opener goes alone; the three made while it is in flight go as one batch.
+          const [, a, x, b] = await Promise.allSettled([
+            store.evaluate(storeCall(prefix, 'opener', policy)),
             store.evaluate(storeCall(prefix, 'a', policy)),
             store.evaluate(bad),
             store.evaluate(storeCall(prefix, 'b', policy)),
           ]);
-          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 1 });
+          expect(delta(before, await commandCalls(server().port))).toEqual({ evalsha: 2 });
           expect(a.status === 'fulfilled' && a.value[0]!.remaining).toBe(2);
           expect(b.status === 'fulfilled' && b.value[0]!.remaining).toBe(2);
           expect(x.status).toBe('rejected');
@@ -262,9 +274,10 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
         const policy = fixedWindow({ limit: 100, window: '1h' });
         const prefix = `${how}-${tag}-${batch}`;
         try {
-          // Both scripts loaded first, so the calls under test are one EVALSHA each or in all.
+          // Both scripts loaded first, so the calls under test are one EVALSHA each, or the
+          // first alone and the other eleven in one.
           await store.evaluate(storeCall(prefix, 'warm', policy));
-          await Promise.all([0, 1].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
+          await Promise.all([0, 1, 2].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
           proxy.set('stall');
           const settled = Promise.allSettled(
             Array.from({ length: 12 }, (_, i) =>

@@ -91,8 +91,16 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
               expect(decisions.every((d) => d.reason === undefined)).toBe(true);
               const d = delta(before, await commandCalls(server().port));
               expect(d.eval).toBeGreaterThanOrEqual(3); // the reload path really ran
-              // Batched, each round's 20 calls are one script run.
-              expect(d.evalsha).toBe(batch ? 30 : 600);
+              if (batch) {
+                // Batched, each round's 20 calls are one script run: the next round's calls are
+                // made before the tick the previous round's reply held (its callers go together).
+                // The three rounds after a flush may begin once that tick has passed, when the
+                // flush's reply came last: their first call then goes alone, before the run.
+                expect(d.evalsha).toBeGreaterThanOrEqual(30);
+                expect(d.evalsha).toBeLessThanOrEqual(33);
+              } else {
+                expect(d.evalsha).toBe(600);
+              }
             } finally {
               await adapter.disconnect(client);
             }

@@ -159,7 +159,8 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
           expect(admitted.map((d) => d.remaining).sort((a, b) => a - b)).toEqual(
             Array.from({ length: 37 }, (_, i) => i),
           );
-          // Batched: the 300 calls of one tick go as runs of 64, 64, 64, 64 and 44.
+          // Batched: the 300 calls wait for the store's first TIME (their deadline needs Redis's
+          // clock), then go together, as runs of 64, 64, 64, 64 and 44.
           expect(delta(before, await commandCalls(server().port)).evalsha).toBe(batch ? 5 : 300);
         });
       }
