@@ -205,7 +205,13 @@ export class Batcher {
       if (d > until) until = d;
     }
     const clock = this.#runner.clock;
-    for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
+    try {
+      for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
+    } catch (error) {
+      // Nothing was sent: every caller fails as it would have alone, none is left unsettled.
+      for (const p of group) p.reject(error);
+      return;
+    }
     let reply: unknown;
     try {
       reply = await this.#track(this.#runner.run(group[0]!.call.keys[0]!, args, script), until);
