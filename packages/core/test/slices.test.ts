@@ -134,7 +134,9 @@ describe('withSlices: a hot identity', () => {
   it('strands next to nothing at a moderate rate: four processes at 20 a second admit all 800', async () => {
     const store = new MapStore(storeNow);
     const policy = fixedWindow({ limit: 1000, window: '10s' });
-    const procs = [0, 1, 2, 3].map(() => withSlices(createLimiter({ store, policy }), { size: 100 }));
+    const procs = [0, 1, 2, 3].map(() =>
+      withSlices(createLimiter({ store, policy }), { size: 100 }),
+    );
     let admitted = 0;
     for (let t = 0; t < 10_000; t += 50) {
       for (const p of procs) if ((await p.limit('id')).allowed) admitted++;
