@@ -43,8 +43,9 @@ export function slicesMarkdown(r, meta) {
       `\`IoRedisStore\`, call for one identity with ${r.inFlight} decisions in flight each, for ` +
       `${r.throughput[0].runs.length} interleaved runs of ${(meta.slicesMs / 1000).toFixed(1)} s per contender (median ± half ` +
       'the range). Without slices every decision is a Redis script call (batched: the calls of one ' +
-      'tick go as one `EVALSHA`); `withSlices` leases `1 + size` units per call and answers the ' +
-      'next `size` requests in-process. EVALSHA and Redis µs per decision: `INFO commandstats` ' +
+      'tick go as one `EVALSHA`); `withSlices` leases `1 + size` units per call once the identity is ' +
+      'hot (a slice holds at most the demand of the last `maxAgeMs`, here far above `size`) and ' +
+      'answers the next `size` requests in-process. EVALSHA and Redis µs per decision: `INFO commandstats` ' +
       '(`evalsha` and `eval`) diffed around the run, over every decision of the run. Batching ' +
       'already makes EVALSHA calls few (up to 64 decisions each), so Redis µs per decision is the ' +
       "measure of Redis's work: a lease is one call's work for `1 + size` decisions. The policy " +

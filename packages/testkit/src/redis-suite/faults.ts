@@ -114,7 +114,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
         try {
           const limiter = createLimiter({
             store: adapter.makeStore(client),
-            policy: fixedWindow({ limit: 5, window: '1h' }),
+            policy: tokenBucket({ limit: 5, interval: '1h' }), // no window seam mid-test
             onStoreError: 'throw',
             blockCache: false,
           });
@@ -150,7 +150,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
         try {
           const limiter = createLimiter({
             store: adapter.makeStore(client, { rejectIfNotReady: true }),
-            policy: fixedWindow({ limit: 2, window: '1h' }),
+            policy: tokenBucket({ limit: 2, interval: '1h' }), // no window seam mid-test
             timeoutMs: false, // what rejectIfNotReady does alone, without the limiter's timeout
             blockCache: false,
           });

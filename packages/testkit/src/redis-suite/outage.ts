@@ -1,4 +1,4 @@
-import { createLimiter, type Decision, fixedWindow } from '@floodgate/core';
+import { createLimiter, type Decision, tokenBucket } from '@floodgate/core';
 import type { Store } from '@floodgate/core/store';
 import { freePort, type RedisServer, startRedisServer } from '../redis-server.js';
 import { sleep } from './shared.js';
@@ -28,7 +28,7 @@ function watchedLimiter(store: Store, prefix: string) {
   let openedAt: number | undefined;
   const limiter = createLimiter({
     store,
-    policy: fixedWindow({ limit: 3, window: '1h' }),
+    policy: tokenBucket({ limit: 3, interval: '1h' }), // no window seam mid-test
     prefix,
     blockCache: false,
     breaker: {
@@ -128,7 +128,7 @@ export function redisOutageTests<C>(
     try {
       const limiter = createLimiter({
         store: adapter.makeStore(client, { batch: false }),
-        policy: fixedWindow({ limit: 100, window: '1h' }),
+        policy: tokenBucket({ limit: 100, interval: '1h' }), // no window seam mid-test
         prefix: `busy-${tag}`,
         blockCache: false,
       });
