@@ -142,7 +142,7 @@ try {
     `    fixedWindow({ limit: ${HOT_LIMIT}, window: '${HOT_WINDOW}' }); each server has ${HOT_IN_FLIGHT} callers calling until denied.`,
   );
   console.log(
-    `    withSlices(limiter, { size: ${SLICE_SIZE} }): a server leases ${SLICE_SIZE + 1} units in one store call and answers the next ${SLICE_SIZE} itself.\n`,
+    `    withSlices(limiter, { size: ${SLICE_SIZE} }): once the key is hot, a server leases up to ${SLICE_SIZE + 1} units in one store call and answers the rest itself.\n`,
   );
   hot = [
     await hotKey({ shared: hotStore, size: 0 }),
