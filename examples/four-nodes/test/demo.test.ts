@@ -19,6 +19,17 @@ function hasRedisServer(): boolean {
   }
 }
 
+/**
+ * When the demo would pick Redis (REDIS_URL set, or redis-server on PATH), the shared store is
+ * Redis: falling back in-process would hide a broken Redis path behind a passing test. The note
+ * says why, so it is part of what a failure prints.
+ */
+function expectRedisWhenAvailable(shared: { kind: string; note?: string }): void {
+  if (process.env.REDIS_URL || hasRedisServer()) {
+    expect({ kind: shared.kind, note: shared.note }).toEqual({ kind: 'redis', note: undefined });
+  }
+}
+
 describe('four-nodes demo', () => {
   test('(1) four nodes counting alone let all 380 through', {
     timeout: BURST_TIMEOUT,
@@ -49,14 +60,7 @@ describe('four-nodes demo', () => {
   }, async () => {
     const shared = await openSharedStore();
     try {
-      // Falling back in-process here would hide a broken Redis path behind a passing test.
-      // The note says why, so it is part of what a failure prints.
-      if (process.env.REDIS_URL || hasRedisServer()) {
-        expect({ kind: shared.kind, note: shared.note }).toEqual({
-          kind: 'redis',
-          note: undefined,
-        });
-      }
+      expectRedisWhenAvailable(shared);
       const run = await fourNodes({ shared });
       expect(run.fallback).toBe(0);
       expect(run.admitted).toBeGreaterThanOrEqual(LIMIT);
@@ -122,12 +126,7 @@ describe('four-nodes demo', () => {
   }, async () => {
     const shared = await openSharedStore();
     try {
-      if (process.env.REDIS_URL || hasRedisServer()) {
-        expect({ kind: shared.kind, note: shared.note }).toEqual({
-          kind: 'redis',
-          note: undefined,
-        });
-      }
+      expectRedisWhenAvailable(shared);
       const plain: HotRun = await hotKey({ shared, size: 0 });
       expectLimitUsedUp(plain);
       const sliced: HotRun = await hotKey({ shared, size: SLICE_SIZE });

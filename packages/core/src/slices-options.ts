@@ -18,14 +18,16 @@ import { checkOptions, type OptionNames } from './options.js';
  */
 export interface SliceOptions {
   /**
-   * Units leased beyond the request's own cost when a process takes a slice: a positive safe
+   * The most units leased beyond the request's own cost when a process takes a slice (fewer
+   * while the process's demand for the identity is lower, or near the limit): a positive safe
    * integer. It bounds the over-admission: at most (processes × `size`) units beyond the limit in
    * any interval, none with `fixedWindow` and `quota` (a slice ends with its window).
    */
   size: number;
   /**
-   * The longest a slice serves, and the longest a process trusts what the store last told it
-   * (`remaining`, blocks, a reset by another process): ms or a duration string.
+   * The longest a slice serves (so also how long a block or a reset made elsewhere takes to
+   * reach this process), and the period over which its demand is counted: ms or a duration
+   * string.
    * @default a tenth of the shortest policy window, at most 1 s
    */
   maxAgeMs?: Duration;
