@@ -112,9 +112,10 @@ describe('one lean script per combination of kinds', () => {
         .replace(/\bkget\(([^()]+)\)/g, "redis.call('GET', $1)")
         .replace(/\bkdel\(([^()]+)\)/g, "redis.call('DEL', $1)")
         .replace(
-          /\bkset\((key|KEYS\[\d+\]), (.+), ([^,]+)\)$/gm,
-          "redis.call('SET', $1, $2, 'PX', $3)",
+          /\bkset\((key|KEYS\[\d+\]), (.+), ([^,]+), ('PXAT'|'PX'|unit)\)$/gm,
+          "redis.call('SET', $1, $2, $4, $3)",
         )
+        .replace(/\bkincr\((key), ([^,()]+)\)$/gm, "redis.call('INCRBY', $1, $2)")
         .replace(/\bkcall\('/g, "redis.call('")
         .replaceAll('mfloor(', 'math.floor(')
         .replaceAll('mmax(', 'math.max(')

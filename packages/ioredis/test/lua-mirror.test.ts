@@ -191,7 +191,7 @@ it('a slidingWindowLog request is one sorted-set member, whatever its cost', asy
   expect(await redis.zcard(key!)).toBe(1);
 });
 
-it('server clock: each admission sets the expiry again, never past the reported reset, and decodes as the reference', async () => {
+it("server clock: the window's first admission sets its key to expire at the window's end, later ones raise it by INCRBY; never past the reported reset, and decodes as the reference", async () => {
   const store = new IoRedisStore(redis);
   for (const policy of [
     fixedWindow({ limit: 10, window: '1h' }),
@@ -204,7 +204,7 @@ it('server clock: each admission sets the expiry again, never past the reported 
       /cmdstat_incrby:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0,
     );
     const first = (await store.evaluate(call))[0]!;
-    const ttl = await redis.pttl(key!);
+    const end = await redis.call('PEXPIRETIME', key!);
     await new Promise((r) => setTimeout(r, 30));
     const second = (await store.evaluate(call))[0]!;
     const third = (await store.evaluate({ ...call, cost: 1 }))[0]!;
@@ -212,14 +212,15 @@ it('server clock: each admission sets the expiry again, never past the reported 
     const state = (await readState(key!, policy))!;
     // Five units counted in the current window, whichever the encoding.
     expect(state[1]).toBe(5);
-    // The key expires when the last decision said the window resets, not later: keeping the
-    // first write's expiry (INCRBY) let it outlive that by a millisecond.
+    // PXAT: a whole number of hours (the end of this window, or for the sliding window of the
+    // next), kept by the INCRBYs after it.
+    expect(Number(end) % 3_600_000).toBe(0);
+    expect(await redis.call('PEXPIRETIME', key!)).toBe(end);
     expect(await redis.pttl(key!)).toBeLessThanOrEqual(third.resetAfterMs);
-    expect(await redis.pttl(key!)).toBeLessThanOrEqual(ttl);
     const after = Number(
       /cmdstat_incrby:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0,
     );
-    expect(after - before).toBe(0);
+    expect(after - before).toBe(2);
   }
 });
 

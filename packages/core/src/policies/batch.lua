@@ -5,16 +5,18 @@
 -- and ab; there the prelude's TIME read becomes batch_clock, read at most once per batch, before
 -- the first call, and only when some call needs it (server clock or a deadline).
 -- String state goes through a write-back cache for the run (lua.ts rewrites the body's GET, SET
--- … PX and DEL into kget, kset and kdel): a key is read once, by the first call that names it;
--- every later call sees the value the earlier ones left, as it would have read it back from
--- Redis; and a written key is written once, with the value and the expiry of its last write,
--- right after the last call of the batch that names it. No other client sees a key between two
+-- … PX or PXAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read once, by the first
+-- call that names it; every later call sees the value the earlier ones left, as it would have
+-- read it back from Redis; and a written key is written once, right after the last call of the
+-- batch that names it: with the value and the expiry of its last SET when a call of the batch
+-- set it (a later INCRBY raises that value), else by one INCRBY of what the batch's INCRBYs add
+-- (keeping the key's expiry, as each of them would have). No other client sees a key between two
 -- calls (a script runs atomically), so every reply and the keys the run leaves are those of the
--- calls run one after another, with one GET and one SET per key instead of one each per call.
--- The expiry counts from that SET (Redis 7.0 does not freeze the clock SET … PX counts from
--- while a script runs), as it counted from the last writer's own SET: later by the script time
--- of the calls between the last writer and the last call naming the key (microseconds, and none
--- when they are the same call), never by the rest of the batch.
+-- calls run one after another, with one GET and one write per key instead of one each per call.
+-- A PXAT expiry is absolute. A PX one counts from that SET (Redis 7.0 does not freeze the clock
+-- SET … PX counts from while a script runs), as it counted from the last writer's own SET: later
+-- by the script time of the calls between the last writer and the last call naming the key
+-- (microseconds, and none when they are the same call), never by the rest of the batch.
 -- Any other command on a key (the log's sorted sets) goes through kcall, which writes the key
 -- out and forgets it first. A write Redis refuses fails the whole run (all of its calls), never
 -- answers a charge that was not stored: SET refuses an expiry (kset passes those to Redis at
@@ -53,10 +55,11 @@ local function num(s)
   end
   return n
 end
--- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the PX of
--- its last write (false: deleted), nil while unwritten; klast[key]: the index in KEYS of the last
--- entry naming it, after whose call it is written out.
-local kval, kpx, klast = {}, {}, {}
+-- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the expiry
+-- of its last SET (false: deleted), nil while unset; kunit[key]: that expiry's unit, 'PX' or
+-- 'PXAT'; kinc[key]: what INCRBYs added while no SET or DEL is pending; klast[key]: the index in
+-- KEYS of the last entry naming it, after whose call it is written out.
+local kval, kpx, kunit, kinc, klast = {}, {}, {}, {}, {}
 for i = 1, #KEYS do
   klast[KEYS[i]] = i
 end
@@ -68,26 +71,38 @@ local function kget(key)
   end
   return v
 end
-local function kset(key, v, px)
+local function kset(key, v, px, unit)
   if px ~= px or px < 1 or px % 1 ~= 0 then
     -- An expiry Redis refuses: SET raises its own error now, as it would have alone.
-    redis.call('SET', key, v, 'PX', px)
+    redis.call('SET', key, v, unit, px)
   end
   kval[key] = v
   kpx[key] = px
+  kunit[key] = unit
+  kinc[key] = nil
+end
+-- Only on a key the call has just read and found int-encoded (the fragments' rule).
+local function kincr(key, n)
+  kval[key] = tonumber(kget(key)) + n
+  if kpx[key] == nil then
+    kinc[key] = (kinc[key] or 0) + n
+  end
 end
 local function kdel(key)
   kval[key] = false
   kpx[key] = false
+  kinc[key] = nil
 end
 local function kflush(key)
   local px = kpx[key]
   if px then
-    redis.call('SET', key, kval[key], 'PX', px)
+    redis.call('SET', key, kval[key], kunit[key], px)
   elseif px == false then
     redis.call('DEL', key)
+  elseif kinc[key] then
+    redis.call('INCRBY', key, kinc[key])
   end
-  kval[key], kpx[key] = nil, nil
+  kval[key], kpx[key], kunit[key], kinc[key] = nil, nil, nil, nil
 end
 local function kcall(command, key, ...)
   if kval[key] ~= nil then

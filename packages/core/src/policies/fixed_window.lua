@@ -44,6 +44,11 @@ else
   if v < 9007199254740992 then
     -- A number goes to Redis as its exact decimal digits: stored int-encoded.
     wa@ = v
+    -- The same window's key, already int-encoded (its value is v - cost < 2^53): INCRBY cost
+    -- makes v, and keeps the expiry at the window's end that this window's first write set.
+    if server and shift == 0 and s1 == start then
+      ws@ = cost
+    end
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', count + cost)
   end
@@ -54,13 +59,24 @@ end
 if s1 == start and count > 0 then
   local left = math.max(0, count - cost)
   local v = start / w * (limit + 1) + left
+  local unit, px = 'PX', finish + shift
+  if server then
+    unit, px = 'PXAT', t + px
+  end
   if v < 9007199254740992 then
-    redis.call('SET', key, v, 'PX', finish + shift)
+    redis.call('SET', key, v, unit, px)
   else
-    redis.call('SET', key, fmt('%.17g', start) .. ':' .. fmt('%.17g', left), 'PX', finish + shift)
+    redis.call('SET', key, fmt('%.17g', start) .. ':' .. fmt('%.17g', left), unit, px)
   end
 end
 -- @write
--- The expiry is set again on every write, also within one window: keeping the first one
--- (INCRBY) let a key outlive the resetAfterMs a later decision reported by a millisecond.
-redis.call('SET', key, wa@, 'PX', ttl@)
+-- On the client clock the expiry is set again on every write (SET … PX counts from Redis's own
+-- clock, not the caller's): keeping the first one would let the key outlive the resetAfterMs a
+-- later decision reported. On the server clock PXAT is the window's end itself (t + ttl).
+if ws@ then
+  redis.call('INCRBY', key, ws@)
+elseif server then
+  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
+else
+  redis.call('SET', key, wa@, 'PX', ttl@)
+end

@@ -53,6 +53,10 @@ else
   local v = finish / 60000 * (limit + 1) + count + cost
   if finish % 60000 == 0 and v < 9007199254740992 then
     wa@ = v
+    -- This period's key, int-encoded: INCRBY cost makes v and keeps its expiry, the period's end.
+    if server and s1 == finish then
+      ws@ = cost
+    end
   else
     wa@ = fmt('%.17g', finish) .. ':' .. fmt('%.17g', count + cost)
   end
@@ -63,11 +67,23 @@ end
 if count > 0 then
   local left = math.max(0, count - cost)
   local v = finish / 60000 * (limit + 1) + left
+  local unit, px = 'PX', wait
+  if server then
+    unit, px = 'PXAT', finish
+  end
   if finish % 60000 == 0 and v < 9007199254740992 then
-    redis.call('SET', key, v, 'PX', wait)
+    redis.call('SET', key, v, unit, px)
   else
-    redis.call('SET', key, fmt('%.17g', finish) .. ':' .. fmt('%.17g', left), 'PX', wait)
+    redis.call('SET', key, fmt('%.17g', finish) .. ':' .. fmt('%.17g', left), unit, px)
   end
 end
 -- @write
-redis.call('SET', key, wa@, 'PX', ttl@)
+-- As fixedWindow's: INCRBY within a period on the server clock, else SET … PXAT (the period's
+-- end) on the server clock and SET … PX on the client's.
+if ws@ then
+  redis.call('INCRBY', key, ws@)
+elseif server then
+  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
+else
+  redis.call('SET', key, wa@, 'PX', ttl@)
+end

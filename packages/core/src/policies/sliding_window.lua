@@ -49,6 +49,11 @@ if weighted + (cur + cost) * w <= limit * w then
   local v = (start / w * (limit + 1) + cur + cost) * (limit + 1) + prev
   if v < 9007199254740992 then
     wa@ = v
+    -- The same window's key, int-encoded (v - cost * (limit + 1) < 2^53): INCRBY makes v and
+    -- keeps the expiry this window's first write set, at the end of the next window.
+    if server and shift == 0 and s1 == start then
+      ws@ = cost * (limit + 1)
+    end
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', cur + cost) .. ':' .. fmt('%.17g', prev)
   end
@@ -70,16 +75,25 @@ end
 -- cost, not below 0; the previous window's count gives nothing back.
 if s1 == start and cur > 0 then
   local left = math.max(0, cur - cost)
-  local ttl = start + 2 * w - now + shift
+  local unit, px = 'PX', start + 2 * w - now + shift
+  if server then
+    unit, px = 'PXAT', t + px
+  end
   local v = (start / w * (limit + 1) + left) * (limit + 1) + prev
   if v < 9007199254740992 then
-    redis.call('SET', key, v, 'PX', ttl)
+    redis.call('SET', key, v, unit, px)
   else
     local text = fmt('%.17g', start) .. ':' .. fmt('%.17g', left) .. ':' .. fmt('%.17g', prev)
-    redis.call('SET', key, text, 'PX', ttl)
+    redis.call('SET', key, text, unit, px)
   end
 end
 -- @write
--- The expiry is set again on every write, also within one window: keeping the first one
--- (INCRBY) let a key outlive the resetAfterMs a later decision reported by a millisecond.
-redis.call('SET', key, wa@, 'PX', ttl@)
+-- As fixedWindow's: INCRBY within a window on the server clock, else SET … PXAT on the server
+-- clock and SET … PX on the client's.
+if ws@ then
+  redis.call('INCRBY', key, ws@)
+elseif server then
+  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
+else
+  redis.call('SET', key, wa@, 'PX', ttl@)
+end

@@ -264,8 +264,8 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
 
 /**
  * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
- * string state goes through the run's cache (GET, SET … PX and DEL of a key become kget, kset
- * and kdel) and any other command on a key through kcall. Fails at assembly when a fragment
+ * string state goes through the run's cache (GET, SET … PX or PXAT, INCRBY and DEL of a key
+ * become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at assembly when a fragment
  * calls Redis in a shape this does not know, rather than let a command bypass the cache.
  */
 function cached(body: string): string {
@@ -277,8 +277,13 @@ function cached(body: string): string {
     .replace(/tonumber\(ARGV\[/g, 'num(ARGV[')
     .replace(/redis\.call\('GET', ([^,()]+)\)/g, 'kget($1)')
     .replace(/redis\.call\('DEL', ([^,()]+)\)/g, 'kdel($1)')
-    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`.
-    .replace(/redis\.call\('SET', ([^,()]+), (.+), 'PX', (.+)\)$/gm, 'kset($1, $2, $3)')
+    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`, or with
+    // 'PXAT' or a `unit` that holds one of the two.
+    .replace(
+      /redis\.call\('SET', ([^,()]+), (.+), ('PXAT'|'PX'|unit), (.+)\)$/gm,
+      'kset($1, $2, $4, $3)',
+    )
+    .replace(/redis\.call\('INCRBY', ([^,()]+), ([^,()]+)\)$/gm, 'kincr($1, $2)')
     .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key");
   const left = /redis\.call\([^)]*\)?/.exec(out);
   if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
@@ -316,7 +321,7 @@ export function assembleBatchScript(
     .concat('\n');
 }
 
-// Lua allows 200 locals per function: the prelude takes 6, each policy 10, and with blockFor 1
+// Lua allows 200 locals per function: the prelude takes 7, each policy 10, and with blockFor 1
 // more per blocking policy and `blocked`.
 const MAX_POLICIES = 16;
 const compiled = new Map<string, LimitScript>();

@@ -12,6 +12,7 @@ import { redisCommand } from '../resp.js';
 import { registerRedisLeaseTests } from './leases.js';
 import { expectStoreUnavailable, openClient, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+import { registerWindowExpiryTests } from './window-expiry.js';
 
 /**
  * The adapters `redisStoreTests` runs, and the class of the store's fallback.
@@ -71,6 +72,7 @@ export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsO
         await adapter.disconnect(piped);
       });
       registerRedisLeaseTests(api, adapter, server, () => client);
+      registerWindowExpiryTests(api, adapter, server, () => client, tag);
 
       it('sends exactly one EVALSHA per decision and one DEL per reset', async () => {
         const limiter = createLimiter({

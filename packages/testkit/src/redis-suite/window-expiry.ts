@@ -1,0 +1,177 @@
+// How a window's key is written (fixed_window.lua's @write): on the server clock once per window
+// with SET … PXAT at the end of the state it holds, then INCRBY, which keeps that expiry; on the
+// client clock SET … PX on every write.
+import { createLimiter, type Decision, fixedWindow, quota, slidingWindow } from '@floodgate/core';
+import { commandCalls, keysFor } from '../redis-inspect.js';
+import type { RedisServer } from '../redis-server.js';
+import { redisCommand, redisCommands } from '../resp.js';
+import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
+
+const DAY = 86_400_000;
+const LIMIT = 1000;
+// One script for the three kinds that count per window; days, so no seam falls inside a test
+// but at midnight UTC (checked: a run that straddles one is run again).
+const policies = [
+  fixedWindow({ limit: LIMIT, window: '1d' }),
+  slidingWindow({ limit: LIMIT, window: '1d' }),
+  quota({ limit: LIMIT, per: 'day' }),
+];
+
+async function redisTime(port: number): Promise<number> {
+  const [s, us] = (await redisCommand(port, ['TIME'])) as [string, string];
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+const calls = async (port: number) => {
+  const info = await commandCalls(port);
+  return { set: info.set ?? 0, incrby: info.incrby ?? 0 };
+};
+
+/**
+ * Registers the key-write tests of the window kinds for one adapter (inside its `describe`).
+ * @example
+ * ```ts
+ * registerWindowExpiryTests(api, adapter, server, () => client, tag);
+ * ```
+ */
+export function registerWindowExpiryTests<C>(
+  api: RedisSuiteApi,
+  adapter: RedisStoreAdapter<C>,
+  server: () => RedisServer,
+  client: () => C,
+  tag: string,
+): void {
+  const { it, expect } = api;
+
+  for (const batch of [false, true]) {
+    it(`server clock${batch ? ', batched' : ''}: a window's key is set once, to expire at its window's end, then raised by INCRBY`, async () => {
+      const port = server().port;
+      for (let attempt = 0; ; attempt++) {
+        const prefix = `exp-${tag}-${batch}-${attempt}`;
+        const limiter = createLimiter({
+          store: adapter.makeStore(client(), { batch }),
+          policy: policies,
+          prefix,
+          onStoreError: 'throw',
+          blockCache: false,
+        });
+        const t0 = await redisTime(port);
+        const c0 = await calls(port);
+        await limiter.limit('u');
+        const c1 = await calls(port);
+        for (let i = 0; i < 4; i++) await limiter.limit('u', { cost: 2 });
+        const burst = await Promise.all(Array.from({ length: 10 }, () => limiter.limit('u')));
+        const c2 = await calls(port);
+        // Refunds among admissions, in one batch when batched: a SET (PXAT, the same end) after
+        // INCRBYs, and INCRBYs after it, leave the count every call saw one after another.
+        const mixed = await Promise.all(
+          ['limit', 'refund', 'limit', 'limit', 'refund', 'limit'].map((m) =>
+            m === 'limit' ? limiter.limit('u') : limiter.refund('u'),
+          ),
+        );
+        const t1 = await redisTime(port);
+        if (Math.floor(t0 / DAY) !== Math.floor(t1 / DAY) && attempt === 0) continue;
+        expect(burst.every((d) => d.allowed)).toBe(true);
+        const day = Math.floor(t1 / DAY);
+        const keys = keysFor(prefix, 'u', policies);
+        const [fw, sw, q] = await redisCommands(
+          port,
+          keys.map((k) => ['GET', k]),
+        );
+        const units = 1 + 4 * 2 + 10 + 4 - 2;
+        // Admitted after 19 units, then 20, 20 (a refund between), 21, and 22 after one more refund.
+        const admitted = mixed.filter((d): d is Decision => d !== undefined);
+        expect(admitted.map((d) => d.remaining)).toEqual([
+          LIMIT - 20,
+          LIMIT - 20,
+          LIMIT - 21,
+          LIMIT - 21,
+        ]);
+        expect(Number(fw)).toBe(day * (LIMIT + 1) + units);
+        expect(Number(sw)).toBe((day * (LIMIT + 1) + units) * (LIMIT + 1));
+        expect(Number(q)).toBe((((day + 1) * DAY) / 60_000) * (LIMIT + 1) + units);
+        // The window's end to the millisecond (PEXPIRETIME, Redis 7.0): the fixed window's and the
+        // day's at the next midnight, the sliding window's a window later.
+        const ends = await redisCommands(
+          port,
+          keys.map((k) => ['PEXPIRETIME', k]),
+        );
+        expect(ends.map(Number)).toEqual([(day + 1) * DAY, (day + 2) * DAY, (day + 1) * DAY]);
+        // One SET per key for the window's first write; none after it, only INCRBY.
+        expect(c1.set - c0.set).toBe(3);
+        expect(c1.incrby - c0.incrby).toBe(0);
+        expect(c2.set - c1.set).toBe(0);
+        const raised = c2.incrby - c1.incrby;
+        if (batch) {
+          // A batch raises each key once by what its calls add.
+          expect(raised).toBeGreaterThanOrEqual(3 * 5);
+          expect(raised).toBeLessThan(3 * 14);
+        } else {
+          expect(raised).toBe(3 * 14);
+        }
+        return;
+      }
+    });
+  }
+
+  it('server clock: a batch of 512 first writes, each key expiring at its window end to the ms, however late in the run', async () => {
+    // SET … PX would count from each write, milliseconds after the run read TIME at its start.
+    const port = server().port;
+    for (let attempt = 0; ; attempt++) {
+      const prefix = `exp-${tag}-wide-${attempt}`;
+      const limiter = createLimiter({
+        store: adapter.makeStore(client(), { batch: { maxCalls: 512 } }),
+        policy: policies,
+        prefix,
+        onStoreError: 'throw',
+        blockCache: false,
+      });
+      const ids = Array.from({ length: 513 }, (_, i) => `u${i}`);
+      const t0 = await redisTime(port);
+      await Promise.all(ids.map((id) => limiter.limit(id)));
+      const t1 = await redisTime(port);
+      if (Math.floor(t0 / DAY) !== Math.floor(t1 / DAY) && attempt === 0) continue;
+      const day = Math.floor(t1 / DAY);
+      const ends = await redisCommands(
+        port,
+        ids.flatMap((id) => keysFor(prefix, id, policies)).map((k) => ['PEXPIRETIME', k]),
+      );
+      const wrong = ends
+        .map(Number)
+        .filter((end, i) => end !== (day + 1 + (i % 3 === 1 ? 1 : 0)) * DAY);
+      expect(wrong).toEqual([]);
+      return;
+    }
+  });
+
+  it('client clock: every write is SET … PX, and no key outlives the last resetAfterMs', async () => {
+    const port = server().port;
+    let clock = Date.now();
+    const prefix = `exp-${tag}-client`;
+    const limiter = createLimiter({
+      store: adapter.makeStore(client(), { clock: 'client', now: () => clock }),
+      policy: policies,
+      prefix,
+      onStoreError: 'throw',
+      blockCache: false,
+    });
+    const c0 = await calls(port);
+    let last = await limiter.limit('u');
+    for (let i = 0; i < 5; i++) {
+      clock += 10;
+      last = await limiter.limit('u');
+    }
+    const c1 = await calls(port);
+    expect(c1.set - c0.set).toBe(3 * 6);
+    expect(c1.incrby - c0.incrby).toBe(0);
+    const keys = keysFor(prefix, 'u', policies);
+    const ttls = await redisCommands(
+      port,
+      keys.map((k) => ['PTTL', k]),
+    );
+    ttls.forEach((ttl, i) => {
+      expect(Number(ttl)).toBeGreaterThan(0);
+      expect(Number(ttl)).toBeLessThanOrEqual(last.policies[i]!.resetAfterMs);
+    });
+  });
+}
