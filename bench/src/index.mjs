@@ -222,7 +222,7 @@ if (needsRedis) {
       results.roundtrips = await benchRoundTrips(config, redis, log);
       print();
       print(
-        `### Redis work per decision (${fmt(config.roundTripDecisions)} sequential decisions, no pipelining)`,
+        `### Redis work per decision (${fmt(config.roundTripDecisions)} sequential decisions, no pipelining; latency and CPU: median of ${config.repeats} interleaved runs)`,
       );
       print();
       print(

@@ -99,53 +99,74 @@ export async function benchRoundTrips(config, redis, log) {
   const keys = identities(config.redisKeys);
   const n = config.roundTripDecisions;
   const client = await redis.client(false);
-  const rows = [];
+  const contenders = redisContenders(redis, client, NEVER, DAY_MS);
+  const runs = new Map(contenders.map((c) => [c.name, []]));
   try {
-    for (const c of redisContenders(redis, client, NEVER, DAY_MS)) {
-      const { decide } = await c.setup();
-      // Loads the script on the connection (EVAL or NOSCRIPT + EVAL) and warms up the JIT
-      // before counting starts.
-      await sequential(decide, keys, Math.max(config.redisWarmup, config.redisKeys));
-      collectGarbage();
-      const sent = new Map();
-      const send = client.sendCommand;
-      client.sendCommand = function count(command, stream) {
-        const name = String(command.name).toLowerCase();
-        sent.set(name, (sent.get(name) ?? 0) + 1);
-        return send.call(this, command, stream);
-      };
-      const before = commandStats(await redis.admin.info('commandstats'));
-      const cpu = process.cpuUsage();
-      let ns;
-      try {
-        ({ ns } = await sequential(decide, keys, n));
-      } finally {
-        client.sendCommand = send;
+    // Repeats interleaved, the order rotated each time, as every other table: measured one
+    // contender after the other in a fixed order, the first ones paid for what the process was
+    // still settling (a later contender on the same path measured a third less Node CPU).
+    for (let r = 0; r < config.repeats; r++) {
+      for (let j = 0; j < contenders.length; j++) {
+        const c = contenders[(j + r) % contenders.length];
+        runs.get(c.name).push(await roundTrip(c, client, redis, config, keys, n));
       }
-      const { user, system } = process.cpuUsage(cpu);
-      const after = commandStats(await redis.admin.info('commandstats'));
-      const server = new Map();
-      let serverUsec = 0;
-      for (const [name, { calls, usec }] of after) {
-        if (name === 'info') continue; // the admin connection's own INFO
-        const d = calls - (before.get(name)?.calls ?? 0);
-        if (d > 0) server.set(name, d / n);
-        // Top-level commands only: a script's usec already includes the commands it calls.
-        if (sent.has(name)) serverUsec += usec - (before.get(name)?.usec ?? 0);
-      }
-      rows.push({
-        name: c.name,
-        client: new Map([...sent].map(([k, v]) => [k, v / n])),
-        server,
-        latencyUs: Number(ns) / 1e3 / n,
-        clientCpuUs: (user + system) / n,
-        serverUs: serverUsec / n,
-      });
     }
   } finally {
     client.disconnect();
   }
-  return rows;
+  return contenders.map(({ name }) => {
+    const all = runs.get(name);
+    const mid = (field) => median(all.map((x) => x[field]));
+    return {
+      ...all[0],
+      latencyUs: mid('latencyUs'),
+      clientCpuUs: mid('clientCpuUs'),
+      serverUs: mid('serverUs'),
+    };
+  });
+}
+
+/** One contender's sequential run of `n` decisions, counted as `benchRoundTrips` says. */
+async function roundTrip(c, client, redis, config, keys, n) {
+  const { decide } = await c.setup();
+  // Loads the script on the connection (EVAL or NOSCRIPT + EVAL) and warms up the JIT before
+  // counting starts.
+  await sequential(decide, keys, Math.max(config.redisWarmup, config.redisKeys));
+  collectGarbage();
+  const sent = new Map();
+  const send = client.sendCommand;
+  client.sendCommand = function count(command, stream) {
+    const name = String(command.name).toLowerCase();
+    sent.set(name, (sent.get(name) ?? 0) + 1);
+    return send.call(this, command, stream);
+  };
+  const before = commandStats(await redis.admin.info('commandstats'));
+  const cpu = process.cpuUsage();
+  let ns;
+  try {
+    ({ ns } = await sequential(decide, keys, n));
+  } finally {
+    client.sendCommand = send;
+  }
+  const { user, system } = process.cpuUsage(cpu);
+  const after = commandStats(await redis.admin.info('commandstats'));
+  const server = new Map();
+  let serverUsec = 0;
+  for (const [name, { calls, usec }] of after) {
+    if (name === 'info') continue; // the admin connection's own INFO
+    const d = calls - (before.get(name)?.calls ?? 0);
+    if (d > 0) server.set(name, d / n);
+    // Top-level commands only: a script's usec already includes the commands it calls.
+    if (sent.has(name)) serverUsec += usec - (before.get(name)?.usec ?? 0);
+  }
+  return {
+    name: c.name,
+    client: new Map([...sent].map(([k, v]) => [k, v / n])),
+    server,
+    latencyUs: Number(ns) / 1e3 / n,
+    clientCpuUs: (user + system) / n,
+    serverUs: serverUsec / n,
+  };
 }
 
 /**
