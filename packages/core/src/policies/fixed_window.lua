@@ -69,14 +69,4 @@ if s1 == start and count > 0 then
     redis.call('SET', key, fmt('%.17g', start) .. ':' .. fmt('%.17g', left), unit, px)
   end
 end
--- @write
--- On the client clock the expiry is set again on every write (SET … PX counts from Redis's own
--- clock, not the caller's): keeping the first one would let the key outlive the resetAfterMs a
--- later decision reported. On the server clock PXAT is the window's end itself (t + ttl).
-if ws@ then
-  redis.call('INCRBY', key, ws@)
-elseif server then
-  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
-else
-  redis.call('SET', key, wa@, 'PX', ttl@)
-end
+-- @write window

@@ -77,13 +77,4 @@ if count > 0 then
     redis.call('SET', key, fmt('%.17g', finish) .. ':' .. fmt('%.17g', left), unit, px)
   end
 end
--- @write
--- As fixedWindow's: INCRBY within a period on the server clock, else SET … PXAT (the period's
--- end) on the server clock and SET … PX on the client's.
-if ws@ then
-  redis.call('INCRBY', key, ws@)
-elseif server then
-  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
-else
-  redis.call('SET', key, wa@, 'PX', ttl@)
-end
+-- @write window

@@ -87,13 +87,4 @@ if s1 == start and cur > 0 then
     redis.call('SET', key, text, unit, px)
   end
 end
--- @write
--- As fixedWindow's: INCRBY within a window on the server clock, else SET … PXAT on the server
--- clock and SET … PX on the client's.
-if ws@ then
-  redis.call('INCRBY', key, ws@)
-elseif server then
-  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
-else
-  redis.call('SET', key, wa@, 'PX', ttl@)
-end
+-- @write window

@@ -49,11 +49,16 @@ function fragmentOf(kind: PolicyKind): Fragment {
   const use = /\n-- @use (\w+)/.exec(source);
   if (use !== null) source = LUA_SOURCES[use[1]!]!;
   const params = /\n-- @params ([\w ]+)/.exec(source)![1]!.trim().split(/\s+/);
+  // `-- @write <name>`: the write common.lua holds under that name, shared by several kinds.
+  const shared = /\n-- @write (\w+)/.exec(source);
   return {
     params,
     eval: section(source, 'eval'),
     refund: section(source, 'refund'),
-    write: section(source, 'write'),
+    write:
+      shared === null
+        ? section(source, 'write')
+        : section(LUA_SOURCES.common!, `write ${shared[1]}`),
     shaping: row.shaping,
   };
 }
