@@ -56,10 +56,10 @@ local function num(s)
   return n
 end
 -- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the expiry
--- of its last SET (false: deleted), nil while unset; kunit[key]: that expiry's unit, 'PX' or
--- 'PXAT'; kinc[key]: what INCRBYs added while no SET or DEL is pending; klast[key]: the index in
--- KEYS of the last entry naming it, after whose call it is written out.
-local kval, kpx, kunit, kinc, klast = {}, {}, {}, {}, {}
+-- of its last SET, in ms for PX and negated for PXAT (false: deleted), nil while unset;
+-- kinc[key]: what INCRBYs added, written out only when no SET or DEL is pending; klast[key]: the
+-- index in KEYS of the last entry naming it, after whose call it is written out.
+local kval, kpx, kinc, klast = {}, {}, {}, {}
 for i = 1, #KEYS do
   klast[KEYS[i]] = i
 end
@@ -77,13 +77,16 @@ local function kset(key, v, px, unit)
     redis.call('SET', key, v, unit, px)
   end
   kval[key] = v
-  kpx[key] = px
-  kunit[key] = unit
-  kinc[key] = nil
+  if unit == 'PX' then
+    kpx[key] = px
+  else
+    kpx[key] = -px
+  end
 end
--- Only on a key the call has just read and found int-encoded (the fragments' rule).
+-- Only on a key the call has just read (kval holds it) and found int-encoded, the fragments'
+-- rule: Lua's arithmetic reads a string of digits as the number tonumber would give.
 local function kincr(key, n)
-  kval[key] = tonumber(kget(key)) + n
+  kval[key] = kval[key] + n
   if kpx[key] == nil then
     kinc[key] = (kinc[key] or 0) + n
   end
@@ -91,18 +94,21 @@ end
 local function kdel(key)
   kval[key] = false
   kpx[key] = false
-  kinc[key] = nil
 end
 local function kflush(key)
   local px = kpx[key]
   if px then
-    redis.call('SET', key, kval[key], kunit[key], px)
+    if px > 0 then
+      redis.call('SET', key, kval[key], 'PX', px)
+    else
+      redis.call('SET', key, kval[key], 'PXAT', -px)
+    end
   elseif px == false then
     redis.call('DEL', key)
   elseif kinc[key] then
     redis.call('INCRBY', key, kinc[key])
   end
-  kval[key], kpx[key], kunit[key], kinc[key] = nil, nil, nil, nil
+  kval[key], kpx[key], kinc[key] = nil, nil, nil
 end
 local function kcall(command, key, ...)
   if kval[key] ~= nil then
