@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { encodeScriptArgs, scriptFor } from '@floodgate/core/redis';
 import { POLICIES, policyOf } from './contenders.mjs';
+import { median } from './measure.mjs';
 
 // Never reached in a run, and small enough that every policy keeps its Redis state int-encoded.
 const NEVER = 500_000;
@@ -59,37 +60,51 @@ async function ceilingOf(bin, config, redis, source, key, argv) {
 
 /**
  * requests/s of `redis-benchmark -P 16 -c 50` running each policy's script, and Redis's own
- * µs per call (`INFO commandstats`, usec_per_call of EVALSHA) over the same run.
+ * µs per call (`INFO commandstats`, usec_per_call of EVALSHA) over the same run: the median of
+ * `config.repeats` runs, interleaved with the order rotated. Run once each in a fixed order, one
+ * script's figure moved by half between two runs of the bench (the reference row among them).
  */
 export async function benchCeiling(config, redis, log) {
   const bin = config.redisServer
     ? config.redisServer.replace(/server$/, 'benchmark')
     : 'redis-benchmark';
-  const rows = [];
-  log('  ceiling: rate-limiter-flexible script');
-  rows.push({
-    name: 'rate-limiter-flexible',
-    ...(await ceilingOf(bin, config, redis, RLF_SCRIPT, 'rlflx:id___rand_int__', ['1', '86400'])),
-  });
+  const jobs = [
+    {
+      name: 'rate-limiter-flexible',
+      source: RLF_SCRIPT,
+      key: 'rlflx:id___rand_int__',
+      argv: ['1', '86400'],
+    },
+  ];
   for (const name of POLICIES) {
-    log(`  ceiling: ${name}`);
     const policy = policyOf(name, NEVER, 86_400_000);
     const policies = [policy];
-    const script = scriptFor(policies);
+    const { source } = scriptFor(policies);
     const argv = encodeScriptArgs({ keys: [], policies, cost: 1, mode: 'limit' });
     // -r replaces __rand_int__ with 000000000000..(r-1): 10 000 identities, as the Node runs.
     const key = `floodgate:{id___rand_int__}:${policy.id}`;
-    rows.push({ name, ...(await ceilingOf(bin, config, redis, script.source, key, argv)) });
+    jobs.push({ name, source, key, argv });
     if (name === 'fixedWindow' || name === 'tokenBucket') {
       // The same script on the client clock (now in ARGV): what reading TIME costs.
       const client = [...argv];
       client[2] = String(Date.now());
-      log(`  ceiling: ${name} (client clock)`);
-      rows.push({
-        name: `${name} (client clock)`,
-        ...(await ceilingOf(bin, config, redis, script.source, key, client)),
-      });
+      jobs.push({ name: `${name} (client clock)`, source, key, argv: client });
     }
   }
-  return rows;
+  const runs = new Map(jobs.map((j) => [j.name, []]));
+  for (let r = 0; r < config.repeats; r++) {
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[(i + r) % jobs.length];
+      log(`  ceiling: ${job.name} (${r + 1} of ${config.repeats})`);
+      runs.get(job.name).push(await ceilingOf(bin, config, redis, job.source, job.key, job.argv));
+    }
+  }
+  return jobs.map(({ name }) => {
+    const all = runs.get(name);
+    return {
+      name,
+      ceiling: median(all.map((x) => x.ceiling)),
+      usPerCall: median(all.map((x) => x.usPerCall)),
+    };
+  });
 }

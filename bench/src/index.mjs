@@ -192,7 +192,8 @@ if (needsRedis) {
       print();
       print(
         `### Ceiling: \`redis-benchmark -P 16 -c 50\` running each script (EVALSHA, server clock, ` +
-          `10 000 keys), and Node at ${top?.inFlight ?? '?'} in flight as a share of it`,
+          `10 000 keys; median of ${config.repeats} interleaved runs), and Node at ` +
+          `${top?.inFlight ?? '?'} in flight as a share of it`,
       );
       print();
       const rlfUs = results.ceiling.find((c) => c.name === RLF)?.usPerCall;
