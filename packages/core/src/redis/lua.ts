@@ -270,8 +270,9 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
 /**
  * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
  * string state goes through the run's cache (GET, SET … PX or PXAT, INCRBY and DEL of a key
- * become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at assembly when a fragment
- * calls Redis in a shape this does not know, rather than let a command bypass the cache.
+ * become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at
+ * assembly when a fragment calls Redis in a shape this does not know, rather than let a command
+ * bypass the cache.
  */
 function cached(body: string): string {
   // TIME at most once per batch: read before the loop when any call needs it (batch.lua).

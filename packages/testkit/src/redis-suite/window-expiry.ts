@@ -1,4 +1,4 @@
-// How a window's key is written (fixed_window.lua's @write): on the server clock once per window
+// How a window's key is written (common.lua's `@write window`): on the server clock once per window
 // with SET … PXAT at the end of the state it holds, then INCRBY, which keeps that expiry; on the
 // client clock SET … PX on every write.
 import { createLimiter, type Decision, fixedWindow, quota, slidingWindow } from '@floodgate/core';
@@ -79,7 +79,7 @@ export function registerWindowExpiryTests<C>(
           keys.map((k) => ['GET', k]),
         );
         const units = 1 + 4 * 2 + 10 + 4 - 2;
-        // Admitted after 19 units, then 20, 20 (a refund between), 21, and 22 after one more refund.
+        // Each admission leaves 20, 20, 21, 21 units counted: a refund came before the 2nd and 4th.
         const admitted = mixed.filter((d): d is Decision => d !== undefined);
         expect(admitted.map((d) => d.remaining)).toEqual([
           LIMIT - 20,
