@@ -1,6 +1,6 @@
-// How a window's key is written (common.lua's `@write window`): on the server clock once per window
-// with SET … PXAT at the end of the state it holds, then INCRBY, which keeps that expiry; on the
-// client clock SET … PX on every write.
+// How a window's key is written (common.lua's `@write window`): on the server clock once per
+// window with SET … PXAT at the end of the state it holds, then INCRBY, which keeps that expiry;
+// on the client clock SET … PX on every write.
 import { createLimiter, type Decision, fixedWindow, quota, slidingWindow } from '@floodgate/core';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import type { RedisServer } from '../redis-server.js';
