@@ -15,14 +15,9 @@ import {
 import { LUA_SOURCES } from '../src/lua.generated.js';
 import type { PolicyKind } from '../src/policies/kinds.js';
 import { POLICY_KINDS } from '../src/policies/kinds.js';
+import { argCount, assembleBatchScript, assembleScript } from '../src/redis/assemble.js';
 import { batchScriptFor } from '../src/redis/batch.js';
-import {
-  argCount,
-  assembleBatchScript,
-  assembleScript,
-  scriptFor,
-  scriptForKinds,
-} from '../src/redis/lua.js';
+import { scriptFor, scriptForKinds } from '../src/redis/lua.js';
 import { decodeScriptReply, encodeScriptArgs } from '../src/redis/protocol.js';
 
 const core = fileURLToPath(new URL('..', import.meta.url));

@@ -1,12 +1,12 @@
 -- Batches (redis/batch.ts coalesces them): several calls of one combination of kinds in one
 -- script run, each answered exactly as the one-call script would have answered it alone.
--- redis/lua.ts puts the one-call script's body (compose.lua's prelude and the fragments, the same
--- text) between @head and @tail as the function `one`, reading its KEYS and ARGV at offsets kb
--- and ab; there the prelude's TIME read becomes batch_clock, read at most once per batch, before
--- the first call, and only when some call needs it (server clock or a deadline).
--- String state goes through a write-back cache for the run (lua.ts rewrites the body's GET, SET
--- … PX or PXAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read once, by the first
--- call that names it; every later call sees the value the earlier ones left, as it would have
+-- redis/assemble.ts puts the one-call script's body (compose.lua's prelude and the fragments,
+-- the same text) between @head and @tail as the function `one`, reading its KEYS and ARGV at
+-- offsets kb and ab; there the prelude's TIME read becomes batch_clock, read at most once per
+-- batch, before the first call, and only when some call needs it (server clock or a deadline).
+-- String state goes through a write-back cache for the run (assemble.ts rewrites the body's GET,
+-- SET … PX or PXAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read once, by the
+-- first call that names it; every later call sees the value the earlier ones left, as it would have
 -- read it back from Redis; and a written key is written once, right after the last call of the
 -- batch that names it: with the value and the expiry of its last SET when a call of the batch
 -- set it (a later INCRBY raises that value), else by one INCRBY of what the batch's INCRBYs add

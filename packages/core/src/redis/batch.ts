@@ -2,7 +2,8 @@ import { FloodgateError } from '../errors.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
-import { argCount, blockingOf, compileScript, type LimitScript } from './lua.js';
+import { argCount } from './assemble.js';
+import { blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeResults, decodeScriptReply, writeScriptArgs } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
 

@@ -1,11 +1,11 @@
 // The script's protocol: the ARGV a call sends (after its KEYS, which are `call.keys`) and the
-// reply it reads back. The script itself is assembled in lua.ts.
+// reply it reads back. The script itself is assembled in assemble.ts.
 import { FloodgateError } from '../errors.js';
 import type { PerCallParams } from '../policies/kinds.js';
 import { POLICY_TABLE } from '../policies/table.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
-import { paramCount } from './lua.js';
+import { paramCount } from './assemble.js';
 
 /** Where a per-call parameter block goes (from the first parameter) and who writes it. */
 interface Slot {
@@ -38,7 +38,7 @@ function encodedOf(policies: readonly Policy[]): Encoded {
         for (let i = 0; i < perCall.args; i++) params.push('');
       }
     }
-    // Then each blocking policy's blockFor, as the script's blocks read them (lua.ts).
+    // Then each blocking policy's blockFor, as the script's blocks read them (assemble.ts).
     for (const p of policies) if (p.blockForMs !== undefined) params.push(String(p.blockForMs));
     encoded = { params, slots: slots.length === 0 ? undefined : slots };
     paramsCache.set(policies, encoded);

@@ -1,0 +1,312 @@
+// Assembling a limit script's text from the fragments in ../policies/*.lua (inlined by
+// scripts/gen-lua.mjs): the one-call script per combination of kinds, and the batch script that
+// runs the same body once per call through a per-run cache. lua.ts compiles and caches them.
+import { LUA_SOURCES } from '../lua.generated.js';
+import type { PolicyKind } from '../policies/kinds.js';
+import { POLICY_TABLE } from '../policies/table.js';
+
+interface Fragment {
+  readonly params: readonly string[];
+  readonly eval: string;
+  readonly refund: string;
+  readonly write: string;
+  readonly shaping: boolean;
+}
+
+/** Text of `source` after the line `-- @<marker>` up to the next `-- @` line. */
+function section(source: string, marker: string): string {
+  const start = source.indexOf(`\n-- @${marker}`);
+  if (start < 0) return '';
+  const body = source.slice(source.indexOf('\n', start + 1) + 1);
+  const end = body.indexOf('\n-- @');
+  return (end < 0 ? body : body.slice(0, end + 1)).trimEnd();
+}
+
+function fragmentOf(kind: PolicyKind): Fragment {
+  const row = POLICY_TABLE[kind];
+  let source = LUA_SOURCES[row.lua]!;
+  const use = /\n-- @use (\w+)/.exec(source);
+  if (use !== null) source = LUA_SOURCES[use[1]!]!;
+  const params = /\n-- @params ([\w ]+)/.exec(source)![1]!.trim().split(/\s+/);
+  // `-- @write <name>`: the write common.lua holds under that name, shared by several kinds.
+  const shared = /\n-- @write (\w+)/.exec(source);
+  return {
+    params,
+    eval: section(source, 'eval'),
+    refund: section(source, 'refund'),
+    write:
+      shared === null
+        ? section(source, 'write')
+        : section(LUA_SOURCES.common!, `write ${shared[1]}`),
+    shaping: row.shaping,
+  };
+}
+
+const HELPERS = ['floor_div', 'ceil_div'] as const;
+// ceil_div calls floor_div: whoever needs the one needs both.
+const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
+  floor_div: ['floor_div'],
+  ceil_div: ['floor_div', 'ceil_div'],
+};
+
+/**
+ * Where a call's KEYS and ARGV sit (from 1 in the one-call script, after offsets in a batch), and
+ * how it answers: `reply` is the statement that returns a decision's fields (five per policy).
+ */
+interface Layout {
+  key(n: number): string;
+  arg(i: number): string;
+  reply(fields: string): string;
+}
+const ONE_CALL: Layout = {
+  key: (n) => `KEYS[${n}]`,
+  arg: (i) => `ARGV[${i}]`,
+  reply: (fields) => `return { ${fields}, time }`,
+};
+// kb, ab: the call's offsets into KEYS and ARGV, set by the batch loop; `flat` and `nf`: the
+// batch's one reply array and its length (batch.lua's words). A decision goes into `flat` field
+// by field, no table of its own: Redis converts one array, not one per call, into the reply,
+// and the batch's TIME goes once, at its end.
+const IN_BATCH: Layout = {
+  key: (n) => `KEYS[kb + ${n}]`,
+  arg: (i) => `ARGV[ab + ${i}]`,
+  reply: (fields) =>
+    `${fields
+      .split(', ')
+      .map((f, j) => `flat[nf + ${j + 1}] = ${f}`)
+      .join('\n')}\nnf = nf + ${fields.split(', ').length}\nreturn`,
+};
+
+/** The helpers the fragments of `kinds` call, each once. */
+function helpersFor(fragments: readonly Fragment[]): string[] {
+  const code = fragments.map((f) => `${f.eval}\n${f.refund}\n${f.write}`).join('\n');
+  const wanted = new Set<string>();
+  for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
+  return HELPERS.filter((h) => wanted.has(h)).map((h) =>
+    section(LUA_SOURCES.common!, `helper ${h}`),
+  );
+}
+
+/** One call's work, from the prelude to its `return`s: the one-call script's text after its helpers. */
+function callBody(
+  fragments: readonly Fragment[],
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[],
+  at: Layout,
+): string[] {
+  const out = [
+    section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
+  ];
+  // ARGV[5..]: each fragment's parameters in turn, as many as its @params names; then each
+  // blocking policy's blockFor in ms.
+  const bases: number[] = [];
+  let next = 5;
+  for (const f of fragments) {
+    bases.push(next);
+    next += f.params.length;
+  }
+  const paramsOf = (f: Fragment, i: number, body: string) => {
+    const used = f.params
+      .map((p, j) => [p, j] as const)
+      .filter(([p]) => new RegExp(`\\b${p}\\b`).test(body));
+    if (used.length === 0) return [];
+    const names = used.map(([p]) => p).join(', ');
+    const values = used.map(([, j]) => `tonumber(${at.arg(bases[i]! + j)})`).join(', ');
+    return [`local ${names} = ${values}`];
+  };
+  const fill = (f: Fragment, body: string, i: number) =>
+    body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
+  fragments.forEach((f, i) => {
+    const n = i + 1;
+    out.push(
+      `local ok${n}, rem${n}, rst${n}, rty${n}, dly${n}, nrem${n}, ttl${n} = false, 0, 0, 0, 0, 0, 0`,
+      `local wa${n}, wb${n}, ws${n}`,
+      'do',
+      `local key = ${at.key(n)}`,
+      ...paramsOf(f, i, `${f.eval}\n${f.refund}`),
+      fill(f, f.eval, i),
+      // limiter.refund: the fragment's @refund, on the state its @eval just read.
+      `if mode == 'refund' then`,
+      fill(f, f.refund, i),
+      'end',
+      'end',
+    );
+  });
+  // Penalties (compose.lua): the block key of each blocking policy, after the policies' keys.
+  const blocks = blockLayout(kinds.length, blocking, next);
+  for (const b of blocks) {
+    const n = b.policy + 1;
+    out.push(
+      `local blk${n} = 0`,
+      'do',
+      `local u = redis.call('GET', ${at.key(b.key)})`,
+      'if u then',
+      'local left = tonumber(u) - t',
+      `if left > 0 then blk${n} = left end`,
+      'end',
+      'end',
+    );
+  }
+  if (blocks.length > 0) {
+    const any = blocks.map((b) => `blk${b.policy + 1} > 0`).join(' or ');
+    out.push(`local blocked = mode ~= 'refund' and (${any})`, 'if blocked then');
+    for (const b of blocks) {
+      const n = b.policy + 1;
+      out.push(
+        `if blk${n} > 0 then`,
+        `ok${n}, rem${n}, dly${n} = false, 0, 0`,
+        `rst${n}, rty${n} = math.max(rst${n}, blk${n}), math.max(rty${n}, blk${n})`,
+        'end',
+      );
+    }
+    out.push('end');
+  }
+  const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
+  const reply = (fields: (n: number) => string) =>
+    at.reply(kinds.map((_, i) => fields(i + 1)).join(', '));
+  out.push(`if mode == 'limit' and ${all} then`);
+  fragments.forEach((f, i) => {
+    out.push(
+      'do',
+      `local key = ${at.key(i + 1)}`,
+      ...paramsOf(f, i, f.write),
+      fill(f, f.write, i),
+      'end',
+    );
+  });
+  out.push(
+    reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`),
+    'end',
+  );
+  if (blocks.length > 0) {
+    // A denial by a blocking policy sets its block, in the run that denied (not while blocked).
+    out.push(`if mode == 'limit' and not blocked then`);
+    for (const b of blocks) {
+      const n = b.policy + 1;
+      out.push(
+        `if not ok${n} then`,
+        `local ms = tonumber(${at.arg(b.arg)})`,
+        `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms)`,
+        `rem${n} = 0`,
+        `rst${n}, rty${n} = math.max(rst${n}, ms), math.max(rty${n}, ms)`,
+        'end',
+      );
+    }
+    out.push('end');
+  }
+  out.push(
+    `if mode == 'peek' then`,
+    reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, dly${n}`),
+    'end',
+    reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`),
+  );
+  return out;
+}
+
+/** Where each blocking policy's block key (KEYS) and blockFor (ARGV) sit, in policy order. */
+function blockLayout(
+  n: number,
+  blocking: readonly boolean[],
+  firstArg: number,
+): { policy: number; key: number; arg: number }[] {
+  const out: { policy: number; key: number; arg: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    if (blocking[i] === true) {
+      out.push({ policy: i, key: n + out.length + 1, arg: firstArg + out.length });
+    }
+  }
+  return out;
+}
+
+/** The first line's label: the kinds, a blocking one marked `(blockFor)`. */
+export function label(kinds: readonly PolicyKind[], blocking: readonly boolean[]): string {
+  return kinds.map((k, i) => (blocking[i] === true ? `${k} (blockFor)` : k)).join(' + ');
+}
+
+/**
+ * Assembles the script for a combination of kinds (compose.lua says how): straight-line code, no
+ * dispatch table, no closures beyond the helpers its fragments call. Its first line names the
+ * kinds: `-- Floodgate limit script: tokenBucket + fixedWindow`.
+ */
+export function assembleScript(
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[] = [],
+): string {
+  const fragments = kinds.map(fragmentOf);
+  const out = [`-- Floodgate limit script: ${label(kinds, blocking)}`, ...helpersFor(fragments)];
+  out.push(...callBody(fragments, kinds, blocking, ONE_CALL));
+  return `${out.join('\n')}\n`;
+}
+
+/** ARGV entries per call: mode, cost, now, deadline, each kind's parameters, each blockFor. */
+export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolean[] = []): number {
+  let n = 4;
+  for (const k of kinds) n += paramCount(k) + (POLICY_TABLE[k].perCall?.args ?? 0);
+  for (const b of blocking) if (b) n++;
+  return n;
+}
+
+/**
+ * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
+ * string state goes through the run's cache (GET, SET … PX or PXAT, INCRBY and DEL of a key
+ * become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at
+ * assembly when a fragment calls Redis in a shape this does not know, rather than let a command
+ * bypass the cache.
+ */
+function cached(body: string): string {
+  // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
+  const reads = body.split("redis.call('TIME')").length - 1;
+  if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
+  const out = body
+    .replace("redis.call('TIME')", 'batch_clock')
+    .replace(/tonumber\(ARGV\[/g, 'num(ARGV[')
+    .replace(/redis\.call\('GET', ([^,()]+)\)/g, 'kget($1)')
+    .replace(/redis\.call\('DEL', ([^,()]+)\)/g, 'kdel($1)')
+    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`, or with
+    // 'PXAT' or a `unit` that holds one of the two.
+    .replace(
+      /redis\.call\('SET', ([^,()]+), (.+), ('PXAT'|'PX'|unit), (.+)\)$/gm,
+      'kset($1, $2, $4, $3)',
+    )
+    .replace(/redis\.call\('INCRBY', ([^,()]+), ([^,()]+)\)$/gm, 'kincr($1, $2)')
+    .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key");
+  const left = /redis\.call\([^)]*\)?/.exec(out);
+  if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
+  return out;
+}
+
+/**
+ * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
+ * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
+ */
+export function assembleBatchScript(
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[] = [],
+): string {
+  const fragments = kinds.map(fragmentOf);
+  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH).join('\n'));
+  const fill = (text: string) =>
+    text
+      .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
+      .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
+  const code = [
+    ...helpersFor(fragments),
+    fill(section(LUA_SOURCES.batch!, 'head')),
+    body,
+    fill(section(LUA_SOURCES.batch!, 'tail')),
+  ].join('\n');
+  // math.floor and math.max as locals of the run: a call makes a dozen of these calls, and a
+  // local saves each a global and a field lookup (~5 % of a call's instructions, callgrind).
+  return [
+    `-- Floodgate batch script: ${label(kinds, blocking)}`,
+    'local mfloor, mmax = math.floor, math.max',
+    code.replaceAll('math.floor(', 'mfloor(').replaceAll('math.max(', 'mmax('),
+  ]
+    .join('\n')
+    .concat('\n');
+}
+
+/** How many of `Policy.params` a kind's fragment reads (its @params, less any per-call ones). */
+export function paramCount(kind: PolicyKind): number {
+  return POLICY_TABLE[kind].params;
+}
