@@ -2,7 +2,8 @@
 // window with SET … PXAT at the end of the state it holds, then INCRBY, which keeps that expiry;
 // on the client clock SET … PX on every write.
 import { createLimiter, type Decision, fixedWindow, quota, slidingWindow } from '@floodgate/core';
-import { commandCalls, keysFor } from '../redis-inspect.js';
+import type { PolicyResult, StoreCall } from '@floodgate/core/store';
+import { commandCalls, keysFor, rng } from '../redis-inspect.js';
 import type { RedisServer } from '../redis-server.js';
 import { redisCommand, redisCommands } from '../resp.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
@@ -140,6 +141,60 @@ export function registerWindowExpiryTests<C>(
         .map(Number)
         .filter((end, i) => end !== (day + 1 + (i % 3 === 1 ? 1 : 0)) * DAY);
       expect(wrong).toEqual([]);
+      return;
+    }
+  });
+
+  it('server clock: a random trace of admissions, denials, peeks and refunds decides and leaves each key batched exactly as one call per run', async () => {
+    const port = server().port;
+    const small = [
+      fixedWindow({ limit: 30, window: '1d' }),
+      slidingWindow({ limit: 25, window: '1d' }),
+      quota({ limit: 40, per: 'day' }),
+    ];
+    const random = rng(7);
+    const trace = Array.from({ length: 90 }, () => {
+      const r = random();
+      const mode: StoreCall['mode'] = r < 0.75 ? 'limit' : r < 0.9 ? 'refund' : 'peek';
+      return { mode, cost: 1 + Math.floor(random() * 3), chunk: random() < 0.15 };
+    });
+    const run = async (batch: boolean, prefix: string) => {
+      const store = adapter.makeStore(client(), { batch });
+      const keys = keysFor(prefix, 'u', small);
+      const out: string[] = [];
+      let pending: Promise<readonly PolicyResult[]>[] = [];
+      const drain = async () => {
+        for (const rs of await Promise.all(pending)) {
+          out.push(rs.map((r) => `${r.allowed ? 1 : 0}/${r.remaining}`).join(' '));
+        }
+        pending = [];
+      };
+      for (const { mode, cost, chunk } of trace) {
+        const call = store.evaluate({ keys, policies: small, cost, mode });
+        pending.push(call);
+        // One call per run: each awaited alone. Batched: runs of calls made in one tick.
+        if (!batch || chunk) await drain();
+      }
+      await drain();
+      const values = await redisCommands(
+        port,
+        keys.map((k) => ['GET', k]),
+      );
+      const ends = await redisCommands(
+        port,
+        keys.map((k) => ['PEXPIRETIME', k]),
+      );
+      return { out, values, ends };
+    };
+    for (let attempt = 0; ; attempt++) {
+      const t0 = await redisTime(port);
+      const alone = await run(false, `trace-${tag}-${attempt}-one`);
+      const batched = await run(true, `trace-${tag}-${attempt}-batch`);
+      const t1 = await redisTime(port);
+      if (Math.floor(t0 / DAY) !== Math.floor(t1 / DAY) && attempt === 0) continue;
+      // The trace reaches every limit, then refunds reopen it.
+      expect(alone.out.some((o) => /(^| )0\//.test(o))).toBe(true);
+      expect(batched).toEqual(alone);
       return;
     }
   });
