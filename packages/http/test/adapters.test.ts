@@ -1,6 +1,5 @@
 import { createServer } from 'node:http';
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import express from 'express';
 import { Hono } from 'hono';
 import { describe, expect, test } from 'vitest';
@@ -11,10 +10,11 @@ import { headerKey, routeKey } from '../src/index.js';
 import { rateLimit as nodeRateLimit } from '../src/node/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const limiter = (limit: number) =>
   createLimiter({
-    store: new MemoryStore(),
+    store: steadyMemoryStore(),
     policy: fixedWindow({ name: 'p', limit, window: '1m' }),
   });
 

@@ -1,10 +1,10 @@
 // allowList address matching beyond the loopback the suite's servers see: IPv6 ranges, IPv4-mapped
 // addresses on either side, proxies. The fetch adapter's getAddress stands in for the socket peer.
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import { describe, expect, test } from 'vitest';
 import { rateLimit } from '../src/fetch/index.js';
 import { ipKey, type RateLimitOptions } from '../src/index.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const PEER = 'x-test-peer';
 
@@ -16,7 +16,7 @@ async function threeFrom(
 ): Promise<(number | 'next')[]> {
   const limit = rateLimit({
     limiter: createLimiter({
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       policy: fixedWindow({ name: 'one', limit: 1, window: '1m' }),
     }),
     getAddress: (request) => request.headers.get(PEER) ?? undefined,

@@ -1,5 +1,4 @@
 import { fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, test } from 'vitest';
 import { rateLimit as fetchLimit } from '../src/fetch/index.js';
@@ -7,6 +6,7 @@ import { rateLimit as honoLimit } from '../src/hono/index.js';
 import { ipKey } from '../src/index.js';
 import { serveFetch } from './adapters/hono.js';
 import { send } from './support/context.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 // A getAddress that throws is a limiter error like any other: the request is still answered,
 // as onLimiterError says, on real servers for both adapters that take one.
@@ -27,7 +27,7 @@ async function honoApp(mode: Mode, errors: unknown[]): Promise<string> {
     '*',
     honoLimit({
       policy,
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       key: ipKey(),
       getAddress: broken,
       onLimiterError: mode,
@@ -43,7 +43,7 @@ async function honoApp(mode: Mode, errors: unknown[]): Promise<string> {
 async function fetchApp(mode: Mode, errors: unknown[]): Promise<string> {
   const limit = fetchLimit({
     policy,
-    store: new MemoryStore(),
+    store: steadyMemoryStore(),
     getAddress: broken,
     onLimiterError: mode,
     onError: (error) => errors.push(error),
@@ -85,7 +85,7 @@ describe('node: a failure writing the answer', () => {
     const { urlOf } = await import('./support/harness.js');
     const limit = nodeLimit({
       policy: fixedWindow({ name: 'one', limit: 1, window: '10s' }),
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       onLimited: () => ({ headers: { 'X-Reason': 'line\nbreak' } }),
     });
     const server = createServer(async (req, res) => {

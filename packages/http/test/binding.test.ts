@@ -5,6 +5,7 @@ import { describe, expect, test } from 'vitest';
 import { createEngine } from '../src/shared/engine.js';
 import { decisionHeaders } from '../src/shared/response.js';
 import type { RateLimitRequest } from '../src/shared/types.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const view = (raw: object = {}): RateLimitRequest => ({
   method: 'GET',
@@ -76,7 +77,7 @@ describe("http sends core's headers for a decision, Retry-After included", () =>
         fixedWindow({ name: 'minute', limit: 100, window: '1m' }),
         leakyBucket({ name: 'q', limit: 1, interval: '10s', queue: 5 }),
       ],
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       key: () => 'k',
       maxDelayMs: 1_000,
     });

@@ -4,7 +4,6 @@
 import { createServer, type Server } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
-import { MemoryStore } from '@floodgate/memory';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -17,6 +16,7 @@ import type { ConcurrencyLimitOptions } from '../src/index.js';
 import { concurrencyLimit as nodeLimit } from '../src/node/index.js';
 import { serveFetch } from './adapters/hono.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 /** Handlers of `/slow` wait here until the test opens the gate; `/fast` answers at once. */
 class Gate {
@@ -158,7 +158,7 @@ afterEach(async () => {
 
 describe.each(Object.keys(ADAPTERS))('%s: concurrencyLimit', (name) => {
   async function setUp(status?: 429 | 503) {
-    const store = new MemoryStore();
+    const store = steadyMemoryStore();
     const limiter = createConcurrencyLimiter({ store, limit: 2, leaseMs: '1m' });
     const gate = new Gate();
     gates.push(gate);

@@ -1,6 +1,5 @@
 import fastifyCors from '@fastify/cors';
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import cors from 'cors';
 import express from 'express';
 import Fastify from 'fastify';
@@ -13,6 +12,7 @@ import { rateLimit as honoRateLimit } from '../src/hono/index.js';
 import { serveFetch } from './adapters/hono.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 // The frameworks' own CORS middleware, registered before and after the limiter: the expose list
 // carries both the CORS config's names and ours. Registered after the limiter, CORS never runs
@@ -20,7 +20,7 @@ import { urlOf } from './support/harness.js';
 const ORIGIN = { origin: 'https://app.example.test' };
 const limiter = () =>
   createLimiter({
-    store: new MemoryStore(),
+    store: steadyMemoryStore(),
     policy: fixedWindow({ name: 'p', limit: 1, window: '1m' }),
   });
 const names = (value: string | null) =>

@@ -1,11 +1,11 @@
 // Outcomes share interned, frozen lists of the names to expose; merging them must give what the
 // general merge gives, whatever the names.
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import { describe, expect, test } from 'vitest';
 import { createEngine, mergeExposeHeaders } from '../src/adapter/index.js';
 import type { RateLimitRequest } from '../src/index.js';
 import { exposeNamesOf, joinedNames } from '../src/shared/expose.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const view = (key: string): RateLimitRequest => ({
   method: 'GET',
@@ -19,7 +19,7 @@ const view = (key: string): RateLimitRequest => ({
 const engineOf = (limit: number) =>
   createEngine({
     limiter: createLimiter({
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       policy: fixedWindow({ name: 'api', limit, window: '1m' }),
     }),
     key: (request) => request.header('x-key'),

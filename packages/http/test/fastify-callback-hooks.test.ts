@@ -1,7 +1,6 @@
 // The plugin's hooks are callback-style: what runs around them, in which order, what a denial
 // stops, and where a failure goes, on real servers with real requests.
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type FastifyRateLimitOptions, rateLimit } from '../src/fastify/index.js';
@@ -9,6 +8,7 @@ import { routeConfigOf } from '../src/fastify/limit.js';
 import { headerKey } from '../src/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 const limiterOf = (limit: number) =>
   createLimiter({
-    store: new MemoryStore(),
+    store: steadyMemoryStore(),
     policy: fixedWindow({ name: 'api', limit, window: '1m' }),
   });
 

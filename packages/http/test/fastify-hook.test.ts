@@ -1,11 +1,11 @@
 import { createLimiter, fixedWindow, isFloodgateError } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { type FastifyRateLimitOptions, rateLimit } from '../src/fastify/index.js';
 import { ipKey, type KeyFunction } from '../src/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 const limiterOf = (name: string, limit: number) =>
-  createLimiter({ store: new MemoryStore(), policy: fixedWindow({ name, limit, window: '1m' }) });
+  createLimiter({ store: steadyMemoryStore(), policy: fixedWindow({ name, limit, window: '1m' }) });
 
 type Authed = FastifyRequest & { user?: { id: string } };
 

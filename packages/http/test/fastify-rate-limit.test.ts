@@ -3,10 +3,10 @@
 
 import fastifyRateLimit from '@fastify/rate-limit';
 import { fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { type FastifyRouteRateLimitOptions, rateLimit } from '../src/fastify/index.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const apps: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
@@ -18,7 +18,7 @@ describe('@floodgate/http/fastify beside @fastify/rate-limit', () => {
     const app = Fastify();
     apps.push(app);
     await app.register(fastifyRateLimit, { global: false });
-    await app.register(rateLimit, { store: new MemoryStore(), global: false });
+    await app.register(rateLimit, { store: steadyMemoryStore(), global: false });
     const ours: FastifyRouteRateLimitOptions = {
       policy: fixedWindow({ name: 'ours', limit: 2, window: '1m' }),
     };
@@ -48,7 +48,7 @@ describe('@floodgate/http/fastify beside @fastify/rate-limit', () => {
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
     const app = Fastify();
     apps.push(app);
-    await app.register(rateLimit, { store: new MemoryStore(), global: false });
+    await app.register(rateLimit, { store: steadyMemoryStore(), global: false });
     const legacy = {
       config: { rateLimit: { policy: fixedWindow({ name: 'old', limit: 1, window: '1m' }) } },
     };

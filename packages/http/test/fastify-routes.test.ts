@@ -1,10 +1,10 @@
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, test } from 'vitest';
 import { rateLimit } from '../src/fastify/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 const apps: FastifyInstance[] = [];
 afterEach(async () => {
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 const limiterOf = (name: string, limit: number) =>
-  createLimiter({ store: new MemoryStore(), policy: fixedWindow({ name, limit, window: '1m' }) });
+  createLimiter({ store: steadyMemoryStore(), policy: fixedWindow({ name, limit, window: '1m' }) });
 
 async function listen(app: FastifyInstance): Promise<string> {
   apps.push(app);
@@ -49,7 +49,7 @@ describe('fastify per-route config', () => {
 
   test("a route's own policy counts apart from other routes", async () => {
     const app = Fastify();
-    const store = new MemoryStore();
+    const store = steadyMemoryStore();
     await app.register(rateLimit, {
       store,
       policy: fixedWindow({ name: 'base', limit: 1, window: '1m' }),
@@ -64,7 +64,7 @@ describe('fastify per-route config', () => {
 
   test('global: false limits only the routes that ask for it', async () => {
     const app = Fastify();
-    const store = new MemoryStore();
+    const store = steadyMemoryStore();
     await app.register(rateLimit, { global: false, store, headers: 'draft-7' });
     app.get('/', async () => 'ok');
     app.get(
@@ -106,7 +106,7 @@ describe('fastify: plugin store settings and a route limiter', () => {
     const app = Fastify();
     await app.register(rateLimit, {
       global: false,
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       onStoreError: 'allow',
     });
     app.get('/', { config: { floodgate: { limiter: limiterOf('own', 1) } } }, async () => 'ok');

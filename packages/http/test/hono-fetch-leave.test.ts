@@ -3,7 +3,6 @@
 // concurrency lease. Real servers and real requests.
 import { createLimiter, leakyBucket } from '@floodgate/core';
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
-import { MemoryStore } from '@floodgate/memory';
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -18,6 +17,7 @@ import {
 import { ipKey, type RateLimitOptions } from '../src/index.js';
 import { closeServed, serveLoopback } from './adapters/hono.js';
 import { send, sendAndHangUp, sleep } from './support/context.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 /** What @hono/node-server passes a fetch handler after the request (its socket). */
 type Bindings = HttpBindings | Http2Bindings;
@@ -41,7 +41,7 @@ async function until(what: string, check: () => boolean): Promise<void> {
 describe.each(KINDS)('%s: a client that leaves gives back what it held', (kind) => {
   test('rateLimit: its place in the queue (maxQueued) while its turn was still to come', async () => {
     const limiter = createLimiter({
-      store: new MemoryStore(),
+      store: steadyMemoryStore(),
       policy: leakyBucket({ name: 'queue', limit: 1, interval: '1s', queue: 10 }),
     });
     let handled = 0;
@@ -68,7 +68,7 @@ describe.each(KINDS)('%s: a client that leaves gives back what it held', (kind) 
   });
 
   test('concurrencyLimit: its lease, keyed by the address the view read', async () => {
-    const store = new MemoryStore();
+    const store = steadyMemoryStore();
     const limiter = createConcurrencyLimiter({ store, limit: 1, leaseMs: '1m' });
     let entered = 0;
     let finish: () => void = () => {};

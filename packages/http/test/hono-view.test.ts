@@ -3,7 +3,6 @@
 // reads the address, and ipKey() with and without trusting the proxy. Real servers, real requests.
 
 import { createLimiter, fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import type { Http2Bindings, HttpBindings } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -12,6 +11,7 @@ import { rateLimit as honoRateLimit } from '../src/hono/index.js';
 import { ipKey, type RateLimitOptions, type RateLimitRequest } from '../src/index.js';
 import { serveFetch } from './adapters/hono.js';
 import { send } from './support/context.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 /** What @hono/node-server passes a fetch handler after the request (its socket). */
 type Bindings = HttpBindings | Http2Bindings;
@@ -51,7 +51,7 @@ async function start(
   address: ReturnType<typeof countedAddress>,
 ): Promise<string> {
   const limiter = createLimiter({
-    store: new MemoryStore(),
+    store: steadyMemoryStore(),
     policy: fixedWindow({ name: 'api', limit: 100, window: '1m' }),
   });
   const all = { limiter, ...options };

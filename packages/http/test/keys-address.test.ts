@@ -2,16 +2,16 @@
 // (its fetch function called with a Request, no socket anywhere), ipKey() cannot key the
 // request; the middleware must say so, once, naming `getAddress` and the runtime.
 import { createLimiter, fixedWindow, type Limiter } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import { Hono } from 'hono';
 import { expect, test } from 'vitest';
 import { rateLimit as fetchLimit } from '../src/fetch/index.js';
 import { rateLimit as honoLimit } from '../src/hono/index.js';
 import type { RateLimitWarning } from '../src/index.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 function limiter(): Limiter {
   return createLimiter({
-    store: new MemoryStore(),
+    store: steadyMemoryStore(),
     policy: fixedWindow({ name: 'api', limit: 10, window: '1m' }),
   });
 }

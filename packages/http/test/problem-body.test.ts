@@ -1,7 +1,6 @@
 // The 429 body is written by concatenation; it must be byte for byte what JSON.stringify makes of
 // the problem object, for any policy name and number a decision can carry.
 import { createLimiter, type Decision, fixedWindow, type PolicyDecision } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 // A seeded generator (mulberry32): every run checks the same table.
 import { rng } from '@floodgate/testkit/redis';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -12,6 +11,7 @@ import { headerKey } from '../src/index.js';
 import { tooManyRequestsBody } from '../src/shared/problem-body.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 // Pieces JSON escapes or could trip a hand-written escaper: quotes, backslashes, every control
 // character, DEL, lone and paired surrogates, U+2028/2029, non-BMP, combining marks.
@@ -140,7 +140,7 @@ describe('on a real Fastify server', () => {
     const name = 'say "hi" \\ back';
     await app.register(rateLimit, {
       limiter: createLimiter({
-        store: new MemoryStore(),
+        store: steadyMemoryStore(),
         policy: fixedWindow({ name, limit: 1, window: '1m' }),
       }),
       key: headerKey('x-api-key'),

@@ -1,12 +1,12 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { fixedWindow } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import express from 'express';
 import { afterEach, describe, expect, test } from 'vitest';
 import { rateLimit as expressLimit } from '../src/express/index.js';
 import { rateLimit as nodeLimit } from '../src/node/index.js';
 import { send } from './support/context.js';
 import { urlOf } from './support/harness.js';
+import { steadyMemoryStore } from './support/stores.js';
 
 // A handler that passes its headers to writeHead replaces what setHeader put there; the
 // exposed rate-limit names must survive it in every form writeHead takes.
@@ -30,7 +30,7 @@ const forms: [string, (res: ServerResponse) => void][] = [
 
 const limits = () => ({
   policy: fixedWindow({ name: 'api', limit: 5, window: '10s' }),
-  store: new MemoryStore(),
+  store: steadyMemoryStore(),
 });
 
 const closers: (() => void)[] = [];

@@ -1,8 +1,8 @@
 import { type FloodgateError, fixedWindow, isFloodgateError } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import { describe, expect, test } from 'vitest';
 import type { RateLimitOptions } from '../../src/index.js';
 import type { SuiteContext } from '../support/context.js';
+import { steadyMemoryStore } from '../support/stores.js';
 
 async function rejection(build: () => Promise<unknown>): Promise<FloodgateError> {
   try {
@@ -31,7 +31,7 @@ export function optionTests(ctx: SuiteContext): void {
       ],
       [
         'limit as a number names the policy',
-        () => ({ store: new MemoryStore(), limit: 100 }) as RateLimitOptions,
+        () => ({ store: steadyMemoryStore(), limit: 100 }) as RateLimitOptions,
         /unknown option "limit" \(Floodgate's way: the policy's `limit`: `policy: fixedWindow/,
       ],
       [
@@ -127,7 +127,7 @@ export function optionTests(ctx: SuiteContext): void {
             { policy: fixedWindow({ name: 'a', limit: 1, window: '1s' }) },
             { policy: fixedWindow({ name: 'a', limit: 2, window: '1s' }) },
           ],
-          store: new MemoryStore(),
+          store: steadyMemoryStore(),
         }),
         /distinct names/,
       ],
