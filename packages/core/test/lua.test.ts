@@ -107,8 +107,12 @@ describe('one lean script per combination of kinds', () => {
         .replace(/\bkget\(([^()]+)\)/g, "redis.call('GET', $1)")
         .replace(/\bkdel\(([^()]+)\)/g, "redis.call('DEL', $1)")
         .replace(
-          /\bkset\((key|KEYS\[\d+\]), (.+), ([^,]+), ('PXAT'|'PX'|unit)\)$/gm,
-          "redis.call('SET', $1, $2, $4, $3)",
+          /^(\s*)kset\((key|KEYS\[\d+\]), (.+), ([^,]+), 'PXAT'\)$/gm,
+          "$1redis.call('SET', $2, $3)\n$1redis.call('PEXPIREAT', $2, $4)",
+        )
+        .replace(
+          /\bkset\((key|KEYS\[\d+\]), (.+), ([^,]+), 'PX'\)$/gm,
+          "redis.call('SET', $1, $2, 'PX', $3)",
         )
         .replace(/\bkincr\((key), ([^,()]+)\)$/gm, "redis.call('INCRBY', $1, $2)")
         .replace(/\bkcall\('/g, "redis.call('")

@@ -212,7 +212,7 @@ it("server clock: the window's first admission sets its key to expire at the win
     const state = (await readState(key!, policy))!;
     // Five units counted in the current window, whichever the encoding.
     expect(state[1]).toBe(5);
-    // PXAT: a whole number of hours (the end of this window, or for the sliding window of the
+    // PEXPIREAT: a whole number of hours (the end of this window, or for the sliding window of the
     // next), kept by the INCRBYs after it.
     expect(Number(end) % 3_600_000).toBe(0);
     expect(await redis.call('PEXPIRETIME', key!)).toBe(end);

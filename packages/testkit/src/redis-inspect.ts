@@ -38,6 +38,7 @@ const SCRIPT_INNER = new Set([
   'zremrangebyscore',
   'zscore',
   'pexpire',
+  'pexpireat',
 ]);
 
 /**

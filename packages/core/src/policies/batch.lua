@@ -5,7 +5,7 @@
 -- offsets kb and ab; there the prelude's TIME read becomes batch_clock, read at most once per
 -- batch, before the first call, and only when some call needs it (server clock or a deadline).
 -- String state goes through a write-back cache for the run (assemble.ts rewrites the body's GET,
--- SET … PX or PXAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read once, by the
+-- SET … PX, SET then PEXPIREAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read once, by the
 -- first call that names it; every later call sees the value the earlier ones left, as it would have
 -- read it back from Redis; and a written key is written once, right after the last call of the
 -- batch that names it: with the value and the expiry of its last SET when a call of the batch
@@ -13,7 +13,7 @@
 -- (keeping the key's expiry, as each of them would have). No other client sees a key between two
 -- calls (a script runs atomically), so every reply and the keys the run leaves are those of the
 -- calls run one after another, with one GET and one write per key instead of one each per call.
--- A PXAT expiry is absolute. A PX one counts from that SET (Redis 7.0 does not freeze the clock
+-- A PEXPIREAT expiry is absolute. A PX one counts from that SET (Redis 7.0 does not freeze the clock
 -- SET … PX counts from while a script runs), as it counted from the last writer's own SET: later
 -- by the script time of the calls between the last writer and the last call naming the key
 -- (microseconds, and none when they are the same call), never by the rest of the batch.
@@ -56,7 +56,7 @@ local function num(s)
   return n
 end
 -- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the expiry
--- of its last SET, in ms for PX and negated for PXAT (false: deleted), nil while unset;
+-- of its last SET, in ms for PX and negated for PEXPIREAT (false: deleted), nil while unset;
 -- kinc[key]: what INCRBYs added, written out only when no SET or DEL is pending; klast[key]: the
 -- index in KEYS of the last entry naming it, after whose call it is written out.
 local kval, kpx, kinc, klast = {}, {}, {}, {}
@@ -73,8 +73,13 @@ local function kget(key)
 end
 local function kset(key, v, px, unit)
   if px ~= px or px < 1 or px % 1 ~= 0 then
-    -- An expiry Redis refuses: SET raises its own error now, as it would have alone.
-    redis.call('SET', key, v, unit, px)
+    -- An expiry Redis refuses: its command raises its own error now, as it would have alone.
+    if unit == 'PX' then
+      redis.call('SET', key, v, 'PX', px)
+    else
+      redis.call('SET', key, v)
+      redis.call('PEXPIREAT', key, px)
+    end
   end
   kval[key] = v
   if unit == 'PX' then
@@ -101,7 +106,8 @@ local function kflush(key)
     if px > 0 then
       redis.call('SET', key, kval[key], 'PX', px)
     else
-      redis.call('SET', key, kval[key], 'PXAT', -px)
+      redis.call('SET', key, kval[key])
+      redis.call('PEXPIREAT', key, -px)
     end
   elseif px == false then
     redis.call('DEL', key)

@@ -19,13 +19,15 @@ end
 -- @write window
 -- The write of the window kinds (fixedWindow, slidingWindow, quota; compose.lua says why): within
 -- the key's window on the server clock, INCRBY what the admission adds (ws@), which keeps the
--- expiry; else on the server clock SET … PXAT the end of the state's window (t + ttl@); on the
--- client clock SET … PX on every write, since PX counts from Redis's clock, not the caller's, and
--- keeping the first expiry would let the key outlive a later decision's resetAfterMs.
+-- expiry; else on the server clock SET, then PEXPIREAT the end of the state's window (t + ttl@;
+-- one command less with SET … PXAT, but that needs Redis 6.2); on the client clock SET … PX on
+-- every write, since PX counts from Redis's clock, not the caller's, and keeping the first expiry
+-- would let the key outlive a later decision's resetAfterMs.
 if ws@ then
   redis.call('INCRBY', key, ws@)
 elseif server then
-  redis.call('SET', key, wa@, 'PXAT', t + ttl@)
+  redis.call('SET', key, wa@)
+  redis.call('PEXPIREAT', key, t + ttl@)
 else
   redis.call('SET', key, wa@, 'PX', ttl@)
 end

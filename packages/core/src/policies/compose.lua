@@ -19,10 +19,11 @@
 -- read in ms (0 when not read). TIME is read only for the server clock or a deadline. A call past
 -- its deadline writes nothing and replies { 'late', time }: its caller has answered without it,
 -- so charging it would charge twice.
--- Writes: fixedWindow, slidingWindow and quota on the server clock set their key with PXAT, the
--- end of the window (period) its state is for, and a later write in the same window raises the
--- count with INCRBY, which keeps that expiry: one cheap command instead of SET … PX with two
--- numbers to format. Every other write, and every write on the client clock, is SET … PX.
+-- Writes: fixedWindow, slidingWindow and quota on the server clock SET their key and PEXPIREAT
+-- it at the end of the window (period) its state is for, and a later write in the same window
+-- raises the count with INCRBY, which keeps that expiry: one cheap command instead of SET … PX
+-- with two numbers to format. Every other write, and every write on the client clock, is
+-- SET … PX.
 -- Numbers given to redis.call reach Redis as their exact digits (%.17g before Redis 7, shortest
 -- round-trip digits since), so int-encoded state goes out as a number; `..` and tostring print
 -- only 14 significant digits, so strings are built with fmt('%.17g', x).
@@ -42,7 +43,7 @@ if ARGV[3] == '' or ARGV[4] ~= '' then
   end
 end
 local t = time
--- On the server clock a window's key expires at an absolute Redis time (SET … PXAT): the end of
+-- On the server clock a window's key expires at an absolute Redis time (PEXPIREAT): the end of
 -- the state it holds, to the millisecond, however long after TIME the write runs.
 local server = ARGV[3] == ''
 if not server then

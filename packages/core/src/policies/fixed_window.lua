@@ -59,14 +59,14 @@ end
 if s1 == start and count > 0 then
   local left = math.max(0, count - cost)
   local v = start / w * (limit + 1) + left
-  local unit, px = 'PX', finish + shift
-  if server then
-    unit, px = 'PXAT', t + px
+  if v >= 9007199254740992 then
+    v = fmt('%.17g', start) .. ':' .. fmt('%.17g', left)
   end
-  if v < 9007199254740992 then
-    redis.call('SET', key, v, unit, px)
+  if server then
+    redis.call('SET', key, v)
+    redis.call('PEXPIREAT', key, t + finish + shift)
   else
-    redis.call('SET', key, fmt('%.17g', start) .. ':' .. fmt('%.17g', left), unit, px)
+    redis.call('SET', key, v, 'PX', finish + shift)
   end
 end
 -- @write window

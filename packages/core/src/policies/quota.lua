@@ -67,14 +67,14 @@ end
 if count > 0 then
   local left = math.max(0, count - cost)
   local v = finish / 60000 * (limit + 1) + left
-  local unit, px = 'PX', wait
-  if server then
-    unit, px = 'PXAT', finish
+  if finish % 60000 ~= 0 or v >= 9007199254740992 then
+    v = fmt('%.17g', finish) .. ':' .. fmt('%.17g', left)
   end
-  if finish % 60000 == 0 and v < 9007199254740992 then
-    redis.call('SET', key, v, unit, px)
+  if server then
+    redis.call('SET', key, v)
+    redis.call('PEXPIREAT', key, finish)
   else
-    redis.call('SET', key, fmt('%.17g', finish) .. ':' .. fmt('%.17g', left), unit, px)
+    redis.call('SET', key, v, 'PX', wait)
   end
 end
 -- @write window

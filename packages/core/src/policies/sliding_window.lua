@@ -75,16 +75,16 @@ end
 -- cost, not below 0; the previous window's count gives nothing back.
 if s1 == start and cur > 0 then
   local left = math.max(0, cur - cost)
-  local unit, px = 'PX', start + 2 * w - now + shift
-  if server then
-    unit, px = 'PXAT', t + px
-  end
+  local px = start + 2 * w - now + shift
   local v = (start / w * (limit + 1) + left) * (limit + 1) + prev
-  if v < 9007199254740992 then
-    redis.call('SET', key, v, unit, px)
+  if v >= 9007199254740992 then
+    v = fmt('%.17g', start) .. ':' .. fmt('%.17g', left) .. ':' .. fmt('%.17g', prev)
+  end
+  if server then
+    redis.call('SET', key, v)
+    redis.call('PEXPIREAT', key, t + px)
   else
-    local text = fmt('%.17g', start) .. ':' .. fmt('%.17g', left) .. ':' .. fmt('%.17g', prev)
-    redis.call('SET', key, text, unit, px)
+    redis.call('SET', key, v, 'PX', px)
   end
 end
 -- @write window

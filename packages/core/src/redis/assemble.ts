@@ -248,8 +248,8 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
 
 /**
  * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
- * string state goes through the run's cache (GET, SET … PX or PXAT, INCRBY and DEL of a key
- * become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at
+ * string state goes through the run's cache (GET, SET … PX or SET then PEXPIREAT, INCRBY and DEL
+ * of a key become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at
  * assembly when a fragment calls Redis in a shape this does not know, rather than let a command
  * bypass the cache.
  */
@@ -262,12 +262,14 @@ function cached(body: string): string {
     .replace(/tonumber\(ARGV\[/g, 'num(ARGV[')
     .replace(/redis\.call\('GET', ([^,()]+)\)/g, 'kget($1)')
     .replace(/redis\.call\('DEL', ([^,()]+)\)/g, 'kdel($1)')
-    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`, or with
-    // 'PXAT' or a `unit` that holds one of the two.
+    // A write at an absolute expiry, two lines: `redis.call('SET', key, value)`, then
+    // `redis.call('PEXPIREAT', key, at)` (SET … PXAT would need Redis 6.2).
     .replace(
-      /redis\.call\('SET', ([^,()]+), (.+), ('PXAT'|'PX'|unit), (.+)\)$/gm,
-      'kset($1, $2, $4, $3)',
+      /redis\.call\('SET', ([^,()]+), ([^\n]+)\)\n\s*redis\.call\('PEXPIREAT', \1, ([^\n]+)\)$/gm,
+      "kset($1, $2, $3, 'PXAT')",
     )
+    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`.
+    .replace(/redis\.call\('SET', ([^,()]+), (.+), 'PX', (.+)\)$/gm, "kset($1, $2, $3, 'PX')")
     .replace(/redis\.call\('INCRBY', ([^,()]+), ([^,()]+)\)$/gm, 'kincr($1, $2)')
     .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key");
   const left = /redis\.call\([^)]*\)?/.exec(out);
