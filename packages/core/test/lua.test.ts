@@ -107,7 +107,7 @@ describe('one lean script per combination of kinds', () => {
         .replace(/\bkget\(([^()]+)\)/g, "redis.call('GET', $1)")
         .replace(/\bkdel\(([^()]+)\)/g, "redis.call('DEL', $1)")
         .replace(
-          /^(\s*)kset\((key|KEYS\[\d+\]), (.+), ([^,]+), 'PXAT'\)$/gm,
+          /^(\s*)kset\((key|KEYS\[\d+\]), (.+), ([^,]+), 'PEXPIREAT'\)$/gm,
           "$1redis.call('SET', $2, $3)\n$1redis.call('PEXPIREAT', $2, $4)",
         )
         .replace(

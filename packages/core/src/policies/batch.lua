@@ -5,16 +5,16 @@
 -- offsets kb and ab; there the prelude's TIME read becomes batch_clock, read at most once per
 -- batch, before the first call, and only when some call needs it (server clock or a deadline).
 -- String state goes through a write-back cache for the run (assemble.ts rewrites the body's GET,
--- SET … PX, SET then PEXPIREAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read once, by the
--- first call that names it; every later call sees the value the earlier ones left, as it would have
--- read it back from Redis; and a written key is written once, right after the last call of the
--- batch that names it: with the value and the expiry of its last SET when a call of the batch
+-- SET … PX, SET then PEXPIREAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read
+-- once, by the first call that names it; every later call sees the value the earlier ones left,
+-- as it would have read it back from Redis; and a written key is written once, right after the
+-- last call of the batch that names it: with the value and the expiry of its last SET when a call of the batch
 -- set it (a later INCRBY raises that value), else by one INCRBY of what the batch's INCRBYs add
 -- (keeping the key's expiry, as each of them would have). No other client sees a key between two
 -- calls (a script runs atomically), so every reply and the keys the run leaves are those of the
 -- calls run one after another, with one GET and one write per key instead of one each per call.
--- A PEXPIREAT expiry is absolute. A PX one counts from that SET (Redis 7.0 does not freeze the clock
--- SET … PX counts from while a script runs), as it counted from the last writer's own SET: later
+-- A PEXPIREAT expiry is absolute. A PX one counts from that SET (Redis 7.0 does not freeze the
+-- clock SET … PX counts from while a script runs), as it counted from the last writer's own SET: later
 -- by the script time of the calls between the last writer and the last call naming the key
 -- (microseconds, and none when they are the same call), never by the rest of the batch.
 -- Any other command on a key (the log's sorted sets) goes through kcall, which writes the key
@@ -71,6 +71,7 @@ local function kget(key)
   end
   return v
 end
+-- unit: 'PX' (px ms from the write) or 'PEXPIREAT' (px an absolute ms: SET, then PEXPIREAT).
 local function kset(key, v, px, unit)
   if px ~= px or px < 1 or px % 1 ~= 0 then
     -- An expiry Redis refuses: its command raises its own error now, as it would have alone.

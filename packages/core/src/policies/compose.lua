@@ -1,6 +1,6 @@
 -- The composition (compose.ts is its reference): every policy of one identity at one instant;
--- charge all or none. A script is assembled per combination of policy kinds (redis/assemble.ts): this
--- prelude, then per policy its fragment's @eval inside `do ... end` (key = KEYS[i], parameters
+-- charge all or none. A script is assembled per combination of policy kinds (redis/assemble.ts):
+-- this prelude, then per policy its fragment's @eval inside `do ... end` (key = KEYS[i], parameters
 -- from ARGV), writing its results into ok<i>, rem<i>, rst<i>, rty<i>, dly<i>, nrem<i>, ttl<i> and
 -- what to write into wa<i>, wb<i>, ws<i>; then, when every policy admits and mode is 'limit',
 -- each fragment's @write; then the reply.

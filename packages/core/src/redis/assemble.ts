@@ -248,10 +248,10 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
 
 /**
  * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
- * string state goes through the run's cache (GET, SET … PX or SET then PEXPIREAT, INCRBY and DEL
- * of a key become kget, kset, kincr and kdel) and any other command on a key through kcall. Fails at
- * assembly when a fragment calls Redis in a shape this does not know, rather than let a command
- * bypass the cache.
+ * string state goes through the run's cache (GET, SET … PX or SET then PEXPIREAT, INCRBY and
+ * DEL of a key become kget, kset, kincr and kdel) and any other command on a key through kcall.
+ * Fails at assembly when a fragment calls Redis in a shape this does not know, rather than let a
+ * command bypass the cache.
  */
 function cached(body: string): string {
   // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
@@ -266,7 +266,7 @@ function cached(body: string): string {
     // `redis.call('PEXPIREAT', key, at)` (SET … PXAT would need Redis 6.2).
     .replace(
       /redis\.call\('SET', ([^,()]+), ([^\n]+)\)\n\s*redis\.call\('PEXPIREAT', \1, ([^\n]+)\)$/gm,
-      "kset($1, $2, $3, 'PXAT')",
+      "kset($1, $2, $3, 'PEXPIREAT')",
     )
     // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`.
     .replace(/redis\.call\('SET', ([^,()]+), (.+), 'PX', (.+)\)$/gm, "kset($1, $2, $3, 'PX')")

@@ -1,6 +1,6 @@
 // How a window's key is written (common.lua's `@write window`): on the server clock once per
-// window with SET and PEXPIREAT at the end of the state it holds, then INCRBY, which keeps that expiry;
-// on the client clock SET … PX on every write.
+// window with SET and PEXPIREAT at the end of the state it holds, then INCRBY, which keeps that
+// expiry; on the client clock SET … PX on every write.
 import { createLimiter, type Decision, fixedWindow, quota, slidingWindow } from '@floodgate/core';
 import type { PolicyResult, StoreCall } from '@floodgate/core/store';
 import { commandCalls, keysFor, rng } from '../redis-inspect.js';
@@ -63,8 +63,8 @@ export function registerWindowExpiryTests<C>(
         for (let i = 0; i < 4; i++) await limiter.limit('u', { cost: 2 });
         const burst = await Promise.all(Array.from({ length: 10 }, () => limiter.limit('u')));
         const c2 = await calls(port);
-        // Refunds among admissions, in one batch when batched: a SET (PEXPIREAT, the same end) after
-        // INCRBYs, and INCRBYs after it, leave the count every call saw one after another.
+        // Refunds among admissions, in one batch when batched: a SET (PEXPIREAT, the same end)
+        // after INCRBYs, and INCRBYs after it, leave the count every call saw one after another.
         const mixed = await Promise.all(
           ['limit', 'refund', 'limit', 'limit', 'refund', 'limit'].map((m) =>
             m === 'limit' ? limiter.limit('u') : limiter.refund('u'),
