@@ -1,11 +1,12 @@
 -- Batches (redis/batch.ts coalesces them): several calls of one combination of kinds in one
 -- script run, each answered exactly as the one-call script would have answered it alone.
--- redis/assemble.ts puts the one-call script's body (compose.lua's prelude and the fragments,
--- the same text) between @head and @tail as the function `one`, reading its KEYS and ARGV at
--- offsets kb and ab; there the prelude's TIME read becomes batch_clock, read at most once per
+-- redis/assemble-batch.ts puts the one-call script's body (compose.lua's prelude and the
+-- fragments, the same text) between @head and @tail as the function `one`, reading its KEYS and
+-- ARGV at offsets kb and ab; there the prelude's TIME read becomes batch_time, read at most once per
 -- batch, before the first call, and only when some call needs it (server clock or a deadline).
--- String state goes through a write-back cache for the run (assemble.ts rewrites the body's GET,
--- SET … PX, SET then PEXPIREAT, INCRBY and DEL into kget, kset, kincr and kdel): a key is read
+-- String state goes through a write-back cache for the run (assemble-batch.ts rewrites the
+-- body's GET, SET … PX, SET then PEXPIREAT, INCRBY and DEL into kget, kset, kval/kinc sums and
+-- kdel; the common cases inline, since a Lua call costs more than a cache lookup): a key is read
 -- once, by the first call that names it; every later call sees the value the earlier ones left,
 -- as it would have read it back from Redis; and a written key is written once, right after the
 -- last call of the batch that names it: with the value and the expiry of its last SET when a call of the batch
@@ -30,16 +31,14 @@
 -- own caller, and its batch-mates' charges are answered, not lost. Last, the batch's Redis TIME
 -- in ms (0 when not read), what each call's `time` would have been.
 -- @head
-local batch_clock
 local batch_time = 0
 local calls = #KEYS / PER_CALL_KEYS
 for c = 0, calls - 1 do
   local ab = c * PER_CALL_ARGS
   if ARGV[ab + 3] == '' or ARGV[ab + 4] ~= '' then
-    -- As numbers once, so no call parses the same two strings again.
+    -- In ms once, so no call parses the same two strings again: each call's `time`.
     local clock = redis.call('TIME')
-    batch_clock = { tonumber(clock[1]), tonumber(clock[2]) }
-    batch_time = batch_clock[1] * 1000 + math.floor(batch_clock[2] / 1000)
+    batch_time = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
     break
   end
 end
@@ -57,8 +56,10 @@ local function num(s)
 end
 -- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the expiry
 -- of its last SET, in ms for PX and negated for PEXPIREAT (false: deleted), nil while unset;
--- kinc[key]: what INCRBYs added, written out only when no SET or DEL is pending; klast[key]: the
--- index in KEYS of the last entry naming it, after whose call it is written out.
+-- kinc[key]: what INCRBYs added, written out only when no SET or DEL is pending (an INCRBY adds
+-- to kval, and to kinc when kpx is nil; only on a key the call has just read and found
+-- int-encoded, the fragments' rule, so Lua's arithmetic reads it as tonumber would);
+-- klast[key]: the index in KEYS of the last entry naming it, after whose call it is written out.
 local kval, kpx, kinc, klast = {}, {}, {}, {}
 for i = 1, #KEYS do
   klast[KEYS[i]] = i
@@ -87,14 +88,6 @@ local function kset(key, v, px, unit)
     kpx[key] = px
   else
     kpx[key] = -px
-  end
-end
--- Only on a key the call has just read (kval holds it) and found int-encoded, the fragments'
--- rule: Lua's arithmetic reads a string of digits as the number tonumber would give.
-local function kincr(key, n)
-  kval[key] = kval[key] + n
-  if kpx[key] == nil then
-    kinc[key] = (kinc[key] or 0) + n
   end
 end
 local function kdel(key)

@@ -37,7 +37,9 @@ end
 local time = 0
 if ARGV[3] == '' or ARGV[4] ~= '' then
   local clock = redis.call('TIME')
-  time = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  -- us - us % 1000: its whole ms without a call to math.floor (common.lua floor_div says why).
+  local us = tonumber(clock[2])
+  time = tonumber(clock[1]) * 1000 + (us - us % 1000) / 1000
   if ARGV[4] ~= '' and time > tonumber(ARGV[4]) then
     return { 'late', time }
   end

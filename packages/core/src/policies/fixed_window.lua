@@ -9,7 +9,9 @@ if raw then
   local v = tonumber(raw)
   if v then
     -- Exact: v < 2^53 and count < limit + 1, so the quotient never rounds up to k + 1.
-    local k = math.floor(v / (limit + 1))
+    -- q - q % 1 is math.floor(q) (common.lua floor_div says why it is written so).
+    local k = v / (limit + 1)
+    k = k - k % 1
     s1 = k * w
     s2 = v - k * (limit + 1)
   else

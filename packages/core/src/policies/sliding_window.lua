@@ -10,9 +10,12 @@ if raw then
   local v = tonumber(raw)
   if v then
     -- Exact: v < 2^53 and each digit < limit + 1, so no quotient rounds up.
-    local q = math.floor(v / (limit + 1))
+    -- q - q % 1 is math.floor(q) (common.lua floor_div says why it is written so).
+    local q = v / (limit + 1)
+    q = q - q % 1
     s3 = v - q * (limit + 1)
-    local k = math.floor(q / (limit + 1))
+    local k = q / (limit + 1)
+    k = k - k % 1
     s2 = q - k * (limit + 1)
     s1 = k * w
   else

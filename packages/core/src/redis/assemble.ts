@@ -1,11 +1,11 @@
 // Assembling a limit script's text from the fragments in ../policies/*.lua (inlined by
-// scripts/gen-lua.mjs): the one-call script per combination of kinds, and the batch script that
-// runs the same body once per call through a per-run cache. lua.ts compiles and caches them.
+// scripts/gen-lua.mjs): the one-call script per combination of kinds. assemble-batch.ts makes
+// the batch script from the same body; lua.ts compiles and caches both.
 import { LUA_SOURCES } from '../lua.generated.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import { POLICY_TABLE } from '../policies/table.js';
 
-interface Fragment {
+export interface Fragment {
   readonly params: readonly string[];
   readonly eval: string;
   readonly refund: string;
@@ -14,7 +14,7 @@ interface Fragment {
 }
 
 /** Text of `source` after the line `-- @<marker>` up to the next `-- @` line. */
-function section(source: string, marker: string): string {
+export function section(source: string, marker: string): string {
   const start = source.indexOf(`\n-- @${marker}`);
   if (start < 0) return '';
   const body = source.slice(source.indexOf('\n', start + 1) + 1);
@@ -22,7 +22,7 @@ function section(source: string, marker: string): string {
   return (end < 0 ? body : body.slice(0, end + 1)).trimEnd();
 }
 
-function fragmentOf(kind: PolicyKind): Fragment {
+export function fragmentOf(kind: PolicyKind): Fragment {
   const row = POLICY_TABLE[kind];
   let source = LUA_SOURCES[row.lua]!;
   const use = /\n-- @use (\w+)/.exec(source);
@@ -42,18 +42,14 @@ function fragmentOf(kind: PolicyKind): Fragment {
   };
 }
 
+// Each helper stands alone (common.lua), so a script holds only those its fragments call.
 const HELPERS = ['floor_div', 'ceil_div'] as const;
-// ceil_div calls floor_div: whoever needs the one needs both.
-const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
-  floor_div: ['floor_div'],
-  ceil_div: ['floor_div', 'ceil_div'],
-};
 
 /**
  * Where a call's KEYS and ARGV sit (from 1 in the one-call script, after offsets in a batch), and
  * how it answers: `reply` is the statement that returns a decision's fields (five per policy).
  */
-interface Layout {
+export interface Layout {
   key(n: number): string;
   arg(i: number): string;
   reply(fields: string): string;
@@ -67,7 +63,7 @@ const ONE_CALL: Layout = {
 // batch's one reply array and its length (batch.lua's words). A decision goes into `flat` field
 // by field, no table of its own: Redis converts one array, not one per call, into the reply,
 // and the batch's TIME goes once, at its end.
-const IN_BATCH: Layout = {
+export const IN_BATCH: Layout = {
   key: (n) => `KEYS[kb + ${n}]`,
   arg: (i) => `ARGV[ab + ${i}]`,
   reply: (fields) =>
@@ -78,17 +74,15 @@ const IN_BATCH: Layout = {
 };
 
 /** The helpers the fragments of `kinds` call, each once. */
-function helpersFor(fragments: readonly Fragment[]): string[] {
+export function helpersFor(fragments: readonly Fragment[]): string[] {
   const code = fragments.map((f) => `${f.eval}\n${f.refund}\n${f.write}`).join('\n');
-  const wanted = new Set<string>();
-  for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
-  return HELPERS.filter((h) => wanted.has(h)).map((h) =>
+  return HELPERS.filter((h) => code.includes(`${h}(`)).map((h) =>
     section(LUA_SOURCES.common!, `helper ${h}`),
   );
 }
 
 /** One call's work, from the prelude to its `return`s: the one-call script's text after its helpers. */
-function callBody(
+export function callBody(
   fragments: readonly Fragment[],
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
@@ -244,68 +238,6 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
   for (const k of kinds) n += paramCount(k) + (POLICY_TABLE[k].perCall?.args ?? 0);
   for (const b of blocking) if (b) n++;
   return n;
-}
-
-/**
- * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
- * string state goes through the run's cache (GET, SET … PX or SET then PEXPIREAT, INCRBY and
- * DEL of a key become kget, kset, kincr and kdel) and any other command on a key through kcall.
- * Fails at assembly when a fragment calls Redis in a shape this does not know, rather than let a
- * command bypass the cache.
- */
-function cached(body: string): string {
-  // TIME at most once per batch: read before the loop when any call needs it (batch.lua).
-  const reads = body.split("redis.call('TIME')").length - 1;
-  if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
-  const out = body
-    .replace("redis.call('TIME')", 'batch_clock')
-    .replace(/tonumber\(ARGV\[/g, 'num(ARGV[')
-    .replace(/redis\.call\('GET', ([^,()]+)\)/g, 'kget($1)')
-    .replace(/redis\.call\('DEL', ([^,()]+)\)/g, 'kdel($1)')
-    // A write at an absolute expiry, two lines: `redis.call('SET', key, value)`, then
-    // `redis.call('PEXPIREAT', key, at)` (SET … PXAT would need Redis 6.2).
-    .replace(
-      /redis\.call\('SET', ([^,()]+), ([^\n]+)\)\n\s*redis\.call\('PEXPIREAT', \1, ([^\n]+)\)$/gm,
-      "kset($1, $2, $3, 'PEXPIREAT')",
-    )
-    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`.
-    .replace(/redis\.call\('SET', ([^,()]+), (.+), 'PX', (.+)\)$/gm, "kset($1, $2, $3, 'PX')")
-    .replace(/redis\.call\('INCRBY', ([^,()]+), ([^,()]+)\)$/gm, 'kincr($1, $2)')
-    .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key");
-  const left = /redis\.call\([^)]*\)?/.exec(out);
-  if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
-  return out;
-}
-
-/**
- * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
- * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
- */
-export function assembleBatchScript(
-  kinds: readonly PolicyKind[],
-  blocking: readonly boolean[] = [],
-): string {
-  const fragments = kinds.map(fragmentOf);
-  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH).join('\n'));
-  const fill = (text: string) =>
-    text
-      .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
-      .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
-  const code = [
-    ...helpersFor(fragments),
-    fill(section(LUA_SOURCES.batch!, 'head')),
-    body,
-    fill(section(LUA_SOURCES.batch!, 'tail')),
-  ].join('\n');
-  // math.floor and math.max as locals of the run: a call makes a dozen of these calls, and a
-  // local saves each a global and a field lookup (~5 % of a call's instructions, callgrind).
-  return [
-    `-- Floodgate batch script: ${label(kinds, blocking)}`,
-    'local mfloor, mmax = math.floor, math.max',
-    code.replaceAll('math.floor(', 'mfloor(').replaceAll('math.max(', 'mmax('),
-  ]
-    .join('\n')
-    .concat('\n');
 }
 
 /** How many of `Policy.params` a kind's fragment reads (its @params, less any per-call ones). */

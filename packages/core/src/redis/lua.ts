@@ -5,7 +5,8 @@ import { FloodgateError } from '../errors.js';
 import { sha1Hex } from '../hash.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import type { Policy } from '../types.js';
-import { assembleBatchScript, assembleScript, label } from './assemble.js';
+import { assembleScript, label } from './assemble.js';
+import { assembleBatchScript } from './assemble-batch.js';
 
 /**
  * One assembled limit script: its text (for `EVAL`) and SHA-1 (for `EVALSHA`).

@@ -1,0 +1,98 @@
+// The batch script (../policies/batch.lua says how it runs): the one-call body of assemble.ts,
+// the same text, as a function of a call's KEYS and ARGV offsets, with its Redis commands on
+// string state turned into the run's cache.
+import { LUA_SOURCES } from '../lua.generated.js';
+import type { PolicyKind } from '../policies/kinds.js';
+import {
+  argCount,
+  callBody,
+  fragmentOf,
+  helpersFor,
+  IN_BATCH,
+  label,
+  section,
+} from './assemble.js';
+
+/**
+ * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
+ * string state goes through the run's cache (GET, SET … PX or SET then PEXPIREAT, INCRBY and
+ * DEL of a key become kget, kset, kincr and kdel) and any other command on a key through kcall.
+ * Fails at assembly when a fragment calls Redis in a shape this does not know, rather than let a
+ * command bypass the cache.
+ */
+function cached(body: string): string {
+  // TIME at most once per batch: read before the loop when any call needs it (batch.lua), and
+  // turned into ms there, so a call takes batch_time as it is.
+  const reads = body.split("redis.call('TIME')").length - 1;
+  if (reads !== 1) throw new Error(`compose.lua: expected one TIME read, found ${reads}`);
+  const clock = /( *)local clock = redis\.call\('TIME'\)\n[\s\S]*?\n *time = [^\n]+/;
+  if (!clock.test(body)) throw new Error('compose.lua: expected TIME, then time = its ms');
+  // Inline what a call does most (a Lua call costs more than its work, callgrind): a parameter
+  // already parsed this run, a key already read, an INCRBY added up; the helpers otherwise.
+  const out = body
+    .replace(clock, '$1time = batch_time')
+    .replace(/^local fmt = string\.format\n/m, '')
+    .replace(/tonumber\((ARGV\[[^\]]+\])\)/g, '(parsed[$1] or num($1))')
+    .replace(
+      /local (\w+) = redis\.call\('GET', ([^,()]+)\)/g,
+      'local $1 = kval[$2]\nif $1 == nil then $1 = kget($2) end',
+    )
+    .replace(/redis\.call\('GET', ([^,()]+)\)/g, 'kget($1)')
+    .replace(/redis\.call\('DEL', ([^,()]+)\)/g, 'kdel($1)')
+    // A write at an absolute expiry, two lines: `redis.call('SET', key, value)`, then
+    // `redis.call('PEXPIREAT', key, at)` (SET … PXAT would need Redis 6.2).
+    .replace(
+      /redis\.call\('SET', ([^,()]+), ([^\n]+)\)\n\s*redis\.call\('PEXPIREAT', \1, ([^\n]+)\)$/gm,
+      "kset($1, $2, $3, 'PEXPIREAT')",
+    )
+    // One write per line, its expiry last: `redis.call('SET', key, value, 'PX', ms)`.
+    .replace(/redis\.call\('SET', ([^,()]+), (.+), 'PX', (.+)\)$/gm, "kset($1, $2, $3, 'PX')")
+    .replace(
+      /redis\.call\('INCRBY', ([^,()]+), (\w+)\)$/gm,
+      'kval[$1] = kval[$1] + $2\nif kpx[$1] == nil then kinc[$1] = (kinc[$1] or 0) + $2 end',
+    )
+    .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key")
+    // kset's common case inline: an expiry Redis takes (an integer ms ≥ 1) is only recorded.
+    .replace(
+      /^(\s*)kset\(([^,()]+), (.+), ([^,]+), '(PX|PEXPIREAT)'\)$/gm,
+      (_, pad: string, key: string, value: string, px: string, unit: string) =>
+        `${pad}if ${px} ~= ${px} or ${px} < 1 or (${px}) % 1 ~= 0 then\n` +
+        `${pad}  kset(${key}, ${value}, ${px}, '${unit}')\n${pad}else\n` +
+        `${pad}  kval[${key}] = ${value}\n` +
+        `${pad}  kpx[${key}] = ${unit === 'PX' ? '' : '-'}(${px})\n${pad}end`,
+    );
+  const left = /redis\.call\([^)]*\)?/.exec(out);
+  if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
+  return out;
+}
+
+/**
+ * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
+ * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
+ */
+export function assembleBatchScript(
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[] = [],
+): string {
+  const fragments = kinds.map(fragmentOf);
+  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH).join('\n'));
+  const fill = (text: string) =>
+    text
+      .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
+      .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
+  const code = [
+    ...helpersFor(fragments),
+    fill(section(LUA_SOURCES.batch!, 'head')),
+    body,
+    fill(section(LUA_SOURCES.batch!, 'tail')),
+  ].join('\n');
+  // math.floor, math.max and string.format as locals of the run (`cached` took the prelude's
+  // fmt out): a local saves each call a global and a field lookup (callgrind).
+  return [
+    `-- Floodgate batch script: ${label(kinds, blocking)}`,
+    'local mfloor, mmax, fmt = math.floor, math.max, string.format',
+    code.replaceAll('math.floor(', 'mfloor(').replaceAll('math.max(', 'mmax('),
+  ]
+    .join('\n')
+    .concat('\n');
+}
