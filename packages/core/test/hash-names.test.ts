@@ -99,15 +99,15 @@ describe('script SHA-1s', () => {
     expect(compileScript('one', [...POLICY_KINDS]).sha1).toBe(
       '9c5b4714d4f09d80a1a1d7792b60240fea91abc8',
     );
-    expect(batch('fixedWindow')).toBe('6d0235d71cd9207bf7bf4a17c8c1a917999defe9');
-    expect(batch('slidingWindow')).toBe('073ff465788ec6a53d3211221724b8377d55a3ca');
-    expect(batch('slidingWindowLog')).toBe('2b1c8120c85ea2d835f365caff8ed14eb8c0e064');
-    expect(batch('tokenBucket')).toBe('5228c25955c40c466fcaeb64c4377d2b0227cb19');
-    expect(batch('leakyBucket')).toBe('e0fb127157b2f40cc149c86f5e51fda557045381');
-    expect(batch('quota')).toBe('1618c88dde317944dc34bda71b738943813f4e8f');
-    expect(compileScript('batch', FIVE).sha1).toBe('383cd832dc751fcf56fc20f972a2024e88b71419');
+    expect(batch('fixedWindow')).toBe('7b7e73c9f0d200a5d7dace32b78b88228e232f07');
+    expect(batch('slidingWindow')).toBe('d57cfc238f8a0ed86ab9311c5f0725925e9f752a');
+    expect(batch('slidingWindowLog')).toBe('ece55763e8413308993ffa29c1fc3ccbfb0bccc9');
+    expect(batch('tokenBucket')).toBe('01ec3719dd352e6a306e94dc351283d0d7ba21d3');
+    expect(batch('leakyBucket')).toBe('9deb766a5492a93f3a4cbea0ffdc49e8bf70c651');
+    expect(batch('quota')).toBe('a132c91c3157847dbb2eb3dee1ae70efcf08ea0e');
+    expect(compileScript('batch', FIVE).sha1).toBe('ae6c4fddcf25bdebb5498e481b69d83b9143c632');
     expect(compileScript('batch', [...POLICY_KINDS]).sha1).toBe(
-      '93f4ea01a65f262edd73bf1547fe962161aa9682',
+      '4136e8a643fdc1c0853eb0c9ab56a67ff7e04604',
     );
   });
 });

@@ -145,7 +145,22 @@ describe('one lean script per combination of kinds', () => {
       expect(undone).toContain(body.trimEnd());
       expect(batch.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);
       expect(batch).not.toMatch(/KEYS\[\d/);
-      expect(batch).toContain(`pcall(one, c * ${kinds.length}, c * ${argCount(kinds)})`);
+      // KEYS and ARGV per entry, after ARGV[1] (the runs of identical calls).
+      expect(batch).toContain(`local kb, ab = c * ${kinds.length}, 1 + c * ${argCount(kinds)}`);
+      expect(batch).toContain('pcall(one, kb, ab)');
+      // `many`: the same body at n times the cost, for the kinds whose calls add up; else no.
+      const adds = kinds.every((k) => !['slidingWindowLog', 'quota'].includes(k));
+      expect(batch.includes('local function many(kb, ab, mult)')).toBe(adds);
+      expect(batch.includes('local function many()\nreturn false\nend')).toBe(!adds);
+      if (adds) {
+        const many = batch.slice(batch.indexOf('local function many(kb, ab, mult)'));
+        expect(many).toContain('local cost = (parsed[ARGV[ab + 2]] or num(ARGV[ab + 2])) * mult');
+        const end = many.indexOf('\nfor c = 0, calls - 1 do\n  local kb');
+        expect(end).toBeGreaterThan(0);
+        // It answers true or false and puts nothing into the reply.
+        expect(many.slice(0, end)).toContain('return true');
+        expect(many.slice(0, end)).not.toContain('flat[');
+      }
       expect(batch).not.toContain('PER_CALL');
     }
   });

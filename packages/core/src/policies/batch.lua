@@ -22,19 +22,35 @@
 -- out and forgets it first. A write Redis refuses fails the whole run (all of its calls), never
 -- answers a charge that was not stored: SET refuses an expiry (kset passes those to Redis at
 -- once, so the call's own error is as before) or, past maxmemory, a script's first write.
--- KEYS: PER_CALL_KEYS per call (one per policy), call after call. ARGV: PER_CALL_ARGS per call
--- (the one-call script's ARGV), call after call.
+-- Repeats (one hot identity): the client sends a run of identical calls (the same KEYS and ARGV,
+-- one after another) as one entry standing for n calls. `many` (assemble-batch.ts: the same body,
+-- its cost times n, answering only whether every policy admits) decides them as one call of n
+-- times the cost: for the kinds it is made for, the n calls one after another are all admitted
+-- exactly when that one call is, and leave the state it leaves (each admission adds its cost to
+-- a count, or to a bucket's level, at the same instant). Then the entry's reply is the state
+-- before them, and the client replays the n decisions on it with the TypeScript reference, which
+-- decides as this script does. Otherwise nothing was written, and the n calls run one by one.
+-- KEYS: PER_CALL_KEYS per entry (one per policy), entry after entry. ARGV: first, '' or, for
+-- each entry that stands for n > 1 calls, '<entry> <n>' (entries from 1), space-separated; then
+-- PER_CALL_ARGS per entry (the one-call script's ARGV), entry after entry.
 -- Reply: one flat array. Per call, in order: a decision as the one-call script's five fields
 -- per policy (its `time` left out); or one nested entry, { 'late', time } for a call past its
 -- own deadline, which charged nothing while its batch-mates went on, or { 'error', message } for
 -- a call that raised an error: alone it would have failed the script, here it fails only its
--- own caller, and its batch-mates' charges are answered, not lost. Last, the batch's Redis TIME
--- in ms (0 when not read), what each call's `time` would have been.
+-- own caller, and its batch-mates' charges are answered, not lost. For an entry of n calls
+-- decided as one: { 'rep', value of each of its keys before them (false: none) }. Last, the
+-- batch's Redis TIME in ms (0 when not read), what each call's `time` would have been.
 -- @head
 local batch_time = 0
 local calls = #KEYS / PER_CALL_KEYS
+local reps = ARGV[1] ~= '' and {}
+if reps then
+  for e, n in string.gmatch(ARGV[1], '(%d+) (%d+)') do
+    reps[tonumber(e)] = tonumber(n)
+  end
+end
 for c = 0, calls - 1 do
-  local ab = c * PER_CALL_ARGS
+  local ab = 1 + c * PER_CALL_ARGS
   if ARGV[ab + 3] == '' or ARGV[ab + 4] ~= '' then
     -- In ms once, so no call parses the same two strings again: each call's `time`.
     local clock = redis.call('TIME')
@@ -119,17 +135,50 @@ end
 local function one(kb, ab)
 -- @tail
 end
+-- @loop
 for c = 0, calls - 1 do
-  -- `one` puts a decision into `flat` itself and returns nothing; a late call returns its reply.
-  local ok, reply = pcall(one, c * PER_CALL_KEYS, c * PER_CALL_ARGS)
-  if not ok then
-    nf = nf + 1
-    flat[nf] = { 'error', type(reply) == 'table' and reply.err or tostring(reply) }
-  elseif reply then
-    nf = nf + 1
-    flat[nf] = reply
+  local kb, ab = c * PER_CALL_KEYS, 1 + c * PER_CALL_ARGS
+  local n = reps and reps[c + 1]
+  local each = 1
+  if n then
+    local rep = { 'rep' }
+    for i = 1, PER_CALL_KEYS do
+      local key = KEYS[kb + i]
+      local v = kval[key]
+      if v == nil then
+        v = kget(key)
+      end
+      rep[i + 1] = v
+    end
+    local ok, all = pcall(many, kb, ab, n)
+    if ok and all == true then
+      nf = nf + 1
+      flat[nf] = rep
+      each = 0
+    elseif ok then
+      -- A denial among them, or past the deadline: nothing was written; one by one.
+      each = n
+    else
+      -- It fails each of the n callers, as it would have failed each call alone.
+      for _ = 1, n do
+        nf = nf + 1
+        flat[nf] = { 'error', type(all) == 'table' and all.err or tostring(all) }
+      end
+      each = 0
+    end
   end
-  for i = c * PER_CALL_KEYS + 1, (c + 1) * PER_CALL_KEYS do
+  for _ = 1, each do
+    -- `one` puts a decision into `flat` itself and returns nothing; a late call returns its reply.
+    local ok, reply = pcall(one, kb, ab)
+    if not ok then
+      nf = nf + 1
+      flat[nf] = { 'error', type(reply) == 'table' and reply.err or tostring(reply) }
+    elseif reply then
+      nf = nf + 1
+      flat[nf] = reply
+    end
+  end
+  for i = kb + 1, kb + PER_CALL_KEYS do
     if klast[KEYS[i]] == i then
       kflush(KEYS[i])
     end

@@ -6,9 +6,11 @@ import type { PolicyKind } from '../policies/kinds.js';
 import {
   argCount,
   callBody,
+  type Fragment,
   fragmentOf,
   helpersFor,
   IN_BATCH,
+  type Layout,
   label,
   section,
 } from './assemble.js';
@@ -66,9 +68,46 @@ function cached(body: string): string {
   return out;
 }
 
+// The kinds whose n identical calls at one instant are one call of n times the cost: each
+// admission adds its cost to a count (fixedWindow, slidingWindow) or to a bucket's level
+// (tokenBucket, leakyBucket), and admits while the sum stays within the limit. Not the log (a
+// member per call), not quota (its per-call period ends) and no penalty (a denial writes).
+const REPEATABLE: ReadonlySet<PolicyKind> = new Set([
+  'fixedWindow',
+  'slidingWindow',
+  'tokenBucket',
+  'leakyBucket',
+]);
+
+/** Whether a batch may send identical calls of these kinds as one entry (batch.lua, Repeats). */
+export function repeatable(kinds: readonly PolicyKind[], blocking: readonly boolean[]): boolean {
+  return kinds.every((k) => REPEATABLE.has(k)) && !blocking.some(Boolean);
+}
+
+// `many`: the body with its cost times `mult`, answering true when every policy admits (having
+// written what the n calls would have) and false otherwise (having written nothing).
+const IN_MANY: Layout = {
+  ...IN_BATCH,
+  reply: (fields) => (fields.startsWith('1, ') ? 'return true' : 'return false'),
+};
+
+/** `many` of batch.lua: for kinds that cannot repeat, it says no, and the calls run one by one. */
+function manyOf(
+  fragments: readonly Fragment[],
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[],
+): string {
+  if (!repeatable(kinds, blocking)) return 'local function many()\nreturn false\nend';
+  const body = cached(callBody(fragments, kinds, blocking, IN_MANY).join('\n'));
+  const cost = 'local cost = (parsed[ARGV[ab + 2]] or num(ARGV[ab + 2]))';
+  if (!body.includes(cost)) throw new Error('compose.lua: expected the cost line');
+  return `local function many(kb, ab, mult)\n${body.replace(cost, `${cost} * mult`)}\nend`;
+}
+
 /**
  * Assembles the batch script for `kinds` (batch.lua says how): the one-call script's body, from
- * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call.
+ * the same fragments, as a function of the call's KEYS and ARGV offsets, run once per call; and
+ * as `many`, for runs of identical calls.
  */
 export function assembleBatchScript(
   kinds: readonly PolicyKind[],
@@ -84,7 +123,9 @@ export function assembleBatchScript(
     ...helpersFor(fragments),
     fill(section(LUA_SOURCES.batch!, 'head')),
     body,
-    fill(section(LUA_SOURCES.batch!, 'tail')),
+    section(LUA_SOURCES.batch!, 'tail'),
+    manyOf(fragments, kinds, blocking),
+    fill(section(LUA_SOURCES.batch!, 'loop')),
   ].join('\n');
   // math.floor, math.max and string.format as locals of the run (`cached` took the prelude's
   // fmt out): a local saves each call a global and a field lookup (callgrind).

@@ -3,14 +3,20 @@ import type { PolicyKind } from '../policies/kinds.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { argCount } from './assemble.js';
+import { repeatable } from './assemble-batch.js';
+import { type Pending, readBatch, sameCall } from './batch-entries.js';
 import { blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeResults, decodeScriptReply, writeScriptArgs } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
 
-/** The batch script of one combination of kinds, and how many KEYS and ARGV a call takes. */
+/**
+ * The batch script of one combination of kinds, how many KEYS and ARGV a call takes, and whether
+ * identical calls may go as one entry (batch.lua, Repeats).
+ */
 export interface BatchScript extends LimitScript {
   readonly keysPerCall: number;
   readonly argsPerCall: number;
+  readonly repeats: boolean;
 }
 
 // Per kinds, not only per policies array: calls of two limiters with the same kinds share a run.
@@ -30,6 +36,7 @@ export function batchScriptFor(policies: readonly Policy[]): BatchScript {
         ...compileScript('batch', kinds, blocking),
         keysPerCall: kinds.length + blocking.filter(Boolean).length,
         argsPerCall: argCount(kinds, blocking),
+        repeats: repeatable(kinds, blocking),
       };
       byKinds.set(signature, script);
     }
@@ -65,14 +72,6 @@ export function checkBatch(value: unknown): number {
     );
   }
   return (max as number | undefined) ?? DEFAULT_MAX_CALLS;
-}
-
-interface Pending {
-  readonly call: StoreCall;
-  readonly now: number | undefined;
-  readonly deadline: number | undefined;
-  resolve(results: readonly PolicyResult[]): void;
-  reject(error: unknown): void;
 }
 
 const defer: (fn: () => void) => void =
@@ -195,19 +194,40 @@ export class Batcher {
 
   async #many(script: BatchScript, group: Pending[]): Promise<void> {
     const k = script.keysPerCall;
-    const args = new Array<string>(2 + group.length * (k + script.argsPerCall));
+    // Entries: a run of identical calls goes as one (batch.lua, Repeats); counts[e] calls from
+    // group[firsts[e]] on.
+    const firsts: number[] = [];
+    const counts: number[] = [];
+    for (let i = 0; i < group.length; i++) {
+      const e = counts.length - 1;
+      if (script.repeats && e >= 0 && sameCall(group[firsts[e]!]!, group[i]!, k)) counts[e]!++;
+      else {
+        firsts.push(i);
+        counts.push(1);
+      }
+    }
+    const args = new Array<string>(3 + firsts.length * (k + script.argsPerCall));
     args[0] = script.sha1;
-    args[1] = String(group.length * k);
+    args[1] = String(firsts.length * k);
     let at = 2;
     let until = Number.NEGATIVE_INFINITY;
+    let reps = '';
+    for (let e = 0; e < firsts.length; e++) {
+      const keys = group[firsts[e]!]!.call.keys;
+      for (let i = 0; i < k; i++) args[at++] = keys[i]!;
+      if (counts[e]! > 1) reps += `${reps === '' ? '' : ' '}${e + 1} ${counts[e]}`;
+    }
+    args[at++] = reps;
     for (const p of group) {
-      for (let i = 0; i < k; i++) args[at++] = p.call.keys[i]!;
       const d = p.call.deadline ?? NO_DEADLINE;
       if (d > until) until = d;
     }
     const clock = this.#runner.clock;
     try {
-      for (const p of group) at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
+      for (const i of firsts) {
+        const p = group[i]!;
+        at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
+      }
     } catch (error) {
       // Nothing was sent: every caller fails as it would have alone, none is left unsettled.
       for (const p of group) p.reject(error);
@@ -224,41 +244,29 @@ export class Batcher {
     }
     this.hold();
     const received = performance.now();
-    // batch.lua's reply: per call five fields per policy, or one nested 'late' / 'error' entry;
-    // then the batch's TIME.
-    const width = group[0]!.call.policies.length * 5;
-    const parts: (number | unknown[])[] = [];
-    let pos = 0;
-    if (Array.isArray(reply)) {
-      for (let i = 0; i < group.length && pos < reply.length - 1; i++) {
-        if (Array.isArray(reply[pos])) {
-          parts.push(reply[pos] as unknown[]);
-          pos += 1;
-        } else {
-          parts.push(pos);
-          pos += width;
-        }
-      }
-    }
-    if (!Array.isArray(reply) || parts.length !== group.length || pos !== reply.length - 1) {
+    const answers = Array.isArray(reply) ? readBatch(reply, group, firsts, counts) : undefined;
+    if (answers === undefined) {
       const error = new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the batch script');
       for (const p of group) p.reject(error);
       return;
     }
-    const time = Number(reply[pos]);
+    const flat = reply as unknown[];
+    const time = Number(flat[flat.length - 1]);
     // Every call that read TIME read the batch's one.
     if (time > 0) this.#runner.offset.sample(time, received);
     for (let i = 0; i < group.length; i++) {
-      const part = parts[i]!;
+      const answer = answers[i]!;
       const p = group[i]!;
       try {
-        if (typeof part === 'number') {
-          p.resolve(decodeResults(reply, part, p.call.policies.length));
-        } else if (part.length === 2 && String(part[0]) === 'error') {
-          throw this.#runner.unavailable(new Error(String(part[1])));
+        if (typeof answer === 'number') {
+          p.resolve(decodeResults(flat, answer, p.call.policies.length));
+        } else if (!Array.isArray(answer)) {
+          p.resolve(answer.results);
+        } else if (answer.length === 2 && String(answer[0]) === 'error') {
+          throw this.#runner.unavailable(new Error(String(answer[1])));
         } else {
           // { 'late', time }: STORE_TIMEOUT, as decodeScriptReply reads it alone.
-          decodeScriptReply(part, p.call.policies.length);
+          decodeScriptReply(answer, p.call.policies.length);
           throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the batch script');
         }
       } catch (error) {

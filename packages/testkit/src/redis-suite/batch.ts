@@ -14,6 +14,7 @@ import { commandCalls, delta, rng } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
 import { hotIdentityTests } from './batch-hot.js';
 import { loneCallTests } from './batch-lone.js';
+import { repeatsTests } from './batch-repeats.js';
 import { openClient, sleep, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -147,6 +148,7 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
       }
 
       hotIdentityTests(api, adapter, server, tag, options.seed ?? 10);
+      repeatsTests(api, adapter, server, tag, options.seed ?? 10);
       loneCallTests(api, adapter, server, tag);
 
       it('a call past its deadline inside a batch charges nothing; its batch-mates are charged', async () => {

@@ -1,0 +1,70 @@
+// A batch's entries (batch.lua, Repeats): which queued calls may go as one, and each call's
+// answer in the batch script's reply.
+import type { PolicyResult, StoreCall } from '../store-types.js';
+import { replayRepeats } from './replay.js';
+
+/** A call queued for the next batch, and how its caller is answered. */
+export interface Pending {
+  readonly call: StoreCall;
+  readonly now: number | undefined;
+  readonly deadline: number | undefined;
+  resolve(results: readonly PolicyResult[]): void;
+  reject(error: unknown): void;
+}
+
+/** Two queued calls that send the same KEYS and ARGV: a 'limit' of one policies array. */
+export function sameCall(a: Pending, b: Pending, keys: number): boolean {
+  if (
+    a.call.policies !== b.call.policies ||
+    a.call.mode !== 'limit' ||
+    b.call.mode !== 'limit' ||
+    a.call.cost !== b.call.cost ||
+    a.now !== b.now ||
+    a.deadline !== b.deadline
+  ) {
+    return false;
+  }
+  for (let i = 0; i < keys; i++) if (a.call.keys[i] !== b.call.keys[i]) return false;
+  return true;
+}
+
+/**
+ * Each call's answer in batch.lua's reply: where its five fields per policy start, its nested
+ * 'late' or 'error' entry, or its replayed decisions; undefined when the reply is not that shape
+ * (or a replay disagrees with the script: it then charged calls this cannot answer exactly).
+ */
+export function readBatch(
+  reply: readonly unknown[],
+  group: readonly Pending[],
+  firsts: readonly number[],
+  counts: readonly number[],
+): (number | unknown[] | { results: readonly PolicyResult[] })[] | undefined {
+  const width = group[0]!.call.policies.length * 5;
+  const end = reply.length - 1;
+  const answers: (number | unknown[] | { results: readonly PolicyResult[] })[] = [];
+  let pos = 0;
+  for (let e = 0; e < firsts.length; e++) {
+    const n = counts[e]!;
+    const item = reply[pos];
+    if (n > 1 && Array.isArray(item) && String(item[0]) === 'rep') {
+      const first = group[firsts[e]!]!;
+      const now = first.now ?? Number(reply[end]);
+      const out = replayRepeats(first.call, item.slice(1), now, n);
+      if (out === undefined) return undefined;
+      for (const results of out) answers.push({ results });
+      pos += 1;
+      continue;
+    }
+    for (let j = 0; j < n; j++) {
+      if (pos >= end) return undefined;
+      if (Array.isArray(reply[pos])) {
+        answers.push(reply[pos] as unknown[]);
+        pos += 1;
+      } else {
+        answers.push(pos);
+        pos += width;
+      }
+    }
+  }
+  return pos === end ? answers : undefined;
+}

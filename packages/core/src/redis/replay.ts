@@ -1,0 +1,57 @@
+// The client's half of batch.lua's Repeats: a run of identical calls that the script decided as
+// one call of n times the cost comes back as the state before them, and each call's decision is
+// the TypeScript reference (evaluateAll, which decides as the script does: the Lua mirror tests)
+// run on that state, one call after another, as the script would have run them.
+
+import type { PolicyState } from '../policies/common.js';
+import { evaluateAll } from '../policies/compose.js';
+import type { PolicyResult, StoreCall } from '../store-types.js';
+import type { Policy } from '../types.js';
+
+/**
+ * A key's value as the script holds it, for a kind that can repeat (fixedWindow, slidingWindow,
+ * tokenBucket, leakyBucket): the integer the fragments pack, or their "a:b[:c]" string where the
+ * integer would pass 2^53; undefined for no key. The same steps as the fragments' decode, in
+ * the same doubles (exact below 2^53).
+ */
+export function decodeState(raw: unknown, policy: Policy): PolicyState | undefined {
+  if (raw === null || raw === undefined || raw === false) return undefined;
+  if (typeof raw === 'string' && raw.includes(':')) return raw.split(':').map(Number);
+  const v = Number(raw);
+  const [limit, w, perMs] = policy.params as readonly number[];
+  if (policy.kind === 'fixedWindow') {
+    const k = Math.floor(v / (limit! + 1));
+    return [k * w!, v - k * (limit! + 1)];
+  }
+  if (policy.kind === 'slidingWindow') {
+    const q = Math.floor(v / (limit! + 1));
+    const k = Math.floor(q / (limit! + 1));
+    return [k * w!, q - k * (limit! + 1), v - q * (limit! + 1)];
+  }
+  const tat = Math.floor(v / perMs!);
+  return [tat, v - tat * perMs!];
+}
+
+/**
+ * The decisions of `n` calls like `call`, one after another at `now`, from the states in `raws`
+ * (one per policy, as `decodeState` reads them); undefined unless every one of them is admitted,
+ * which is what the script found when it charged them as one.
+ */
+export function replayRepeats(
+  call: StoreCall,
+  raws: readonly unknown[],
+  now: number,
+  n: number,
+): PolicyResult[][] | undefined {
+  const policies = call.policies;
+  if (raws.length !== policies.length) return undefined;
+  const states = policies.map((p, i) => decodeState(raws[i], p));
+  const out: PolicyResult[][] = [];
+  for (let i = 0; i < n; i++) {
+    const { results, writes } = evaluateAll(call, states, now);
+    for (const r of results) if (!r.allowed) return undefined;
+    out.push(results);
+    for (let j = 0; j < states.length; j++) states[j] = writes[j]?.state;
+  }
+  return out;
+}
