@@ -82,7 +82,14 @@ describe('one lean script per combination of kinds', () => {
         expect(source).not.toContain(`Floodgate limit script: ${other}\n`);
       }
     }
-    // fixedWindow needs floor_div only; the log needs no helper at all.
+    // The helpers' assignments are written out (redis/inline.ts): the buckets call none, the
+    // sliding window keeps the two inside longer expressions, the log needs none at all.
+    for (const kind of ['tokenBucket', 'leakyBucket'] as const) {
+      const source = scriptForKinds([kind]).source;
+      expect(source).not.toMatch(/floor_div\(|ceil_div\(|math\.max\(|function/);
+      expect(source).toContain('fd_q = fd_q - fd_q % 1');
+    }
+    expect(scriptForKinds(['slidingWindow']).source.match(/floor_div\(/g)).toHaveLength(3);
     expect(scriptForKinds(['fixedWindow']).source).not.toContain('ceil_div');
     expect(scriptForKinds(['slidingWindowLog']).source).not.toContain('function');
   });

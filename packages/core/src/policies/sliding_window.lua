@@ -38,7 +38,8 @@ elseif s1 == start - w then
   prev = s2
 end
 local weighted = prev * (w - elapsed)
-local remaining = math.max(0, floor_div(limit * w - weighted, w) - cur)
+local remaining = floor_div(limit * w - weighted, w)
+remaining = math.max(0, remaining - cur)
 rem@ = remaining
 if cur > 0 then
   rst@ = start + 2 * w - now + shift

@@ -11,7 +11,7 @@ if raw then
   local v = tonumber(raw)
   if v then
     -- Exact: v < 2^53 and ticks < per_ms, so the quotient never rounds up.
-    -- s1 - s1 % 1 is math.floor(q) (common.lua floor_div says why it is written so).
+    -- s1 - s1 % 1 is math.floor(s1) (common.lua floor_div says why it is written so).
     s1 = v / per_ms
     s1 = s1 - s1 % 1
     s2 = v - s1 * per_ms

@@ -4,6 +4,7 @@
 import { LUA_SOURCES } from '../lua.generated.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import { POLICY_TABLE } from '../policies/table.js';
+import { inlineHelpers } from './inline.js';
 
 export interface Fragment {
   readonly params: readonly string[];
@@ -32,12 +33,13 @@ export function fragmentOf(kind: PolicyKind): Fragment {
   const shared = /\n-- @write (\w+)/.exec(source);
   return {
     params,
-    eval: section(source, 'eval'),
-    refund: section(source, 'refund'),
-    write:
+    eval: inlineHelpers(section(source, 'eval')),
+    refund: inlineHelpers(section(source, 'refund')),
+    write: inlineHelpers(
       shared === null
         ? section(source, 'write')
         : section(LUA_SOURCES.common!, `write ${shared[1]}`),
+    ),
     shaping: row.shaping,
   };
 }
