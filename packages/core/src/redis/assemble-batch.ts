@@ -71,7 +71,8 @@ function cached(body: string): string {
 // The kinds whose n identical calls at one instant are one call of n times the cost: each
 // admission adds its cost to a count (fixedWindow, slidingWindow) or to a bucket's level
 // (tokenBucket, leakyBucket), and admits while the sum stays within the limit. Not the log (a
-// member per call), not quota (its per-call period ends) and no penalty (a denial writes).
+// member per call), not quota (its per-call period ends). A penalty (blockFor) is fine: `many`
+// sets no block, and a run that is denied, blocked or not, runs one by one.
 const REPEATABLE: ReadonlySet<PolicyKind> = new Set([
   'fixedWindow',
   'slidingWindow',
@@ -80,15 +81,16 @@ const REPEATABLE: ReadonlySet<PolicyKind> = new Set([
 ]);
 
 /** Whether a batch may send identical calls of these kinds as one entry (batch.lua, Repeats). */
-export function repeatable(kinds: readonly PolicyKind[], blocking: readonly boolean[]): boolean {
-  return kinds.every((k) => REPEATABLE.has(k)) && !blocking.some(Boolean);
+export function repeatable(kinds: readonly PolicyKind[]): boolean {
+  return kinds.every((k) => REPEATABLE.has(k));
 }
 
 // `many`: the body with its cost times `mult`, answering true when every policy admits (having
-// written what the n calls would have) and false otherwise (having written nothing).
+// written what the n calls would have) and false otherwise (having written nothing: no block).
 const IN_MANY: Layout = {
   ...IN_BATCH,
   reply: (fields) => (fields.startsWith('1, ') ? 'return true' : 'return false'),
+  penalize: false,
 };
 
 /** `many` of batch.lua: for kinds that cannot repeat, it says no, and the calls run one by one. */
@@ -97,7 +99,7 @@ function manyOf(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
 ): string {
-  if (!repeatable(kinds, blocking)) return 'local function many()\nreturn false\nend';
+  if (!repeatable(kinds)) return 'local function many()\nreturn false\nend';
   const body = cached(callBody(fragments, kinds, blocking, IN_MANY).join('\n'));
   const cost = 'local cost = (parsed[ARGV[ab + 2]] or num(ARGV[ab + 2]))';
   if (!body.includes(cost)) throw new Error('compose.lua: expected the cost line');

@@ -55,6 +55,8 @@ export interface Layout {
   key(n: number): string;
   arg(i: number): string;
   reply(fields: string): string;
+  /** Whether a denial by a blocking policy sets its block (all but the batch's `many`). */
+  readonly penalize?: boolean;
 }
 const ONE_CALL: Layout = {
   key: (n) => `KEYS[${n}]`,
@@ -174,7 +176,7 @@ export function callBody(
     reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`),
     'end',
   );
-  if (blocks.length > 0) {
+  if (blocks.length > 0 && at.penalize !== false) {
     // A denial by a blocking policy sets its block, in the run that denied (not while blocked).
     out.push(`if mode == 'limit' and not blocked then`);
     for (const b of blocks) {

@@ -36,7 +36,7 @@ export function batchScriptFor(policies: readonly Policy[]): BatchScript {
         ...compileScript('batch', kinds, blocking),
         keysPerCall: kinds.length + blocking.filter(Boolean).length,
         argsPerCall: argCount(kinds, blocking),
-        repeats: repeatable(kinds, blocking),
+        repeats: repeatable(kinds),
       };
       byKinds.set(signature, script);
     }

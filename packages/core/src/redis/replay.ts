@@ -33,9 +33,9 @@ export function decodeState(raw: unknown, policy: Policy): PolicyState | undefin
 }
 
 /**
- * The decisions of `n` calls like `call`, one after another at `now`, from the states in `raws`
- * (one per policy, as `decodeState` reads them); undefined unless every one of them is admitted,
- * which is what the script found when it charged them as one.
+ * The decisions of `n` calls like `call`, one after another at `now`, from the values in `raws`
+ * (each policy's key, as `decodeState` reads it, then each block key); undefined unless every
+ * one of them is admitted, which is what the script found when it charged them as one.
  */
 export function replayRepeats(
   call: StoreCall,
@@ -44,14 +44,23 @@ export function replayRepeats(
   n: number,
 ): PolicyResult[][] | undefined {
   const policies = call.policies;
-  if (raws.length !== policies.length) return undefined;
-  const states = policies.map((p, i) => decodeState(raws[i], p));
+  // Each policy's key, then each blocking policy's block key (the ms its block runs until).
+  const blocks = policies.filter((p) => p.blockForMs !== undefined).length;
+  if (raws.length !== policies.length + blocks) return undefined;
+  const states = raws.map((raw, i) =>
+    i < policies.length
+      ? decodeState(raw, policies[i]!)
+      : raw === null || raw === undefined || raw === false
+        ? undefined
+        : [Number(raw)],
+  );
   const out: PolicyResult[][] = [];
   for (let i = 0; i < n; i++) {
     const { results, writes } = evaluateAll(call, states, now);
     for (const r of results) if (!r.allowed) return undefined;
     out.push(results);
-    for (let j = 0; j < states.length; j++) states[j] = writes[j]?.state;
+    // An admission charges each policy and sets no block.
+    for (let j = 0; j < policies.length; j++) states[j] = writes[j]?.state;
   }
   return out;
 }

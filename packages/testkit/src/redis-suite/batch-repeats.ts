@@ -9,11 +9,15 @@ import { redisCommands } from '../resp.js';
 import { openClient } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
-// The kinds whose calls add up, alone and together; limits a run of up to 80 calls passes, so
-// runs end in denials as often as not. Windows of minutes: real-time expiry decides nothing.
+// The kinds whose calls add up, alone and together, with and without a penalty; limits a run of
+// up to 80 calls passes, so runs end in denials (and blocks) as often as not. Windows and blocks
+// of a minute or more: real-time expiry decides nothing.
 const COMBOS: readonly (readonly Policy[])[] = [
-  [fixedWindow({ limit: 40, window: '1m' })],
-  [slidingWindow({ limit: 30, window: '1m' }), tokenBucket({ limit: 25, interval: '1m' })],
+  [fixedWindow({ limit: 40, window: '1m', blockFor: '1m' })],
+  [
+    slidingWindow({ limit: 30, window: '1m' }),
+    tokenBucket({ limit: 25, interval: '1m', blockFor: '2m' }),
+  ],
   [leakyBucket({ limit: 12, interval: '1m', queue: 4 })],
   [tokenBucket({ limit: 7, interval: '7s', burst: 60 })],
 ];
