@@ -16,17 +16,8 @@ local function floor_div(a, b)
   return q
 end
 -- @helper ceil_div
--- 0 - floor_div(-a, b), its steps written out: one Lua call instead of two.
 local function ceil_div(a, b)
-  local n = -a
-  local q = n / b
-  q = q - q % 1
-  if q * b > n then
-    q = q - 1
-  elseif (q + 1) * b <= n then
-    q = q + 1
-  end
-  return 0 - q
+  return 0 - floor_div(-a, b)
 end
 -- @write window
 -- The write of the window kinds (fixedWindow, slidingWindow, quota; compose.lua says why): within

@@ -44,7 +44,7 @@ export function fragmentOf(kind: PolicyKind): Fragment {
   };
 }
 
-// Each helper stands alone (common.lua), so a script holds only those its fragments call.
+// A script holds only the helpers its fragments still call (redis/inline.ts writes out most).
 const HELPERS = ['floor_div', 'ceil_div'] as const;
 
 /**
@@ -80,9 +80,10 @@ export const IN_BATCH: Layout = {
 /** The helpers the fragments of `kinds` call, each once. */
 export function helpersFor(fragments: readonly Fragment[]): string[] {
   const code = fragments.map((f) => `${f.eval}\n${f.refund}\n${f.write}`).join('\n');
-  return HELPERS.filter((h) => code.includes(`${h}(`)).map((h) =>
-    section(LUA_SOURCES.common!, `helper ${h}`),
-  );
+  // ceil_div calls floor_div.
+  const calls = (h: string): boolean =>
+    code.includes(`${h}(`) || (h === 'floor_div' && calls('ceil_div'));
+  return HELPERS.filter(calls).map((h) => section(LUA_SOURCES.common!, `helper ${h}`));
 }
 
 /** One call's work, from the prelude to its `return`s: the one-call script's text after its helpers. */

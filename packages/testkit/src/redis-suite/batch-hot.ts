@@ -7,10 +7,10 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import type { PolicyResult, StoreCall } from '@floodgate/core/store';
+import type { PolicyResult } from '@floodgate/core/store';
 import { commandCalls, keysFor, rng } from '../redis-inspect.js';
 import { redisCommand, redisCommands } from '../resp.js';
-import { openClient } from './shared.js';
+import { clientClockTrace, openClient } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
 // Three combinations of kinds on one identity: every kind, a blockFor (block keys go through the
@@ -68,15 +68,14 @@ export function hotIdentityTests<C>(
   const { it, expect } = api;
 
   async function trace(s: number, batch: boolean) {
-    const client = await openClient(adapter, server().url);
-    let clock = 1_700_000_000_000;
-    const store = adapter.makeStore(client, { clock: 'client', now: () => clock, batch });
     const prefix = `hot-${tag}-${s}-${batch}`;
-    const call = (i: number, mode: StoreCall['mode'], cost: number, deadline?: number) => {
-      const policies = COMBOS[i]!;
-      const keys = keysFor(`${prefix}-${i}`, 'hot', policies);
-      return store.evaluate({ keys, policies, cost, mode, ...(deadline ? { deadline } : {}) });
-    };
+    const { client, clock, call } = await clientClockTrace(
+      adapter,
+      server().url,
+      prefix,
+      COMBOS,
+      batch,
+    );
     // Scripts loaded, and Redis's clock learnt (a deadline reads TIME), before the trace.
     for (let i = 0; i < COMBOS.length; i++) {
       const deadline = performance.now() + 60_000;
@@ -90,7 +89,7 @@ export function hotIdentityTests<C>(
     const before = await commandCalls(server().port);
     try {
       for (let round = 0; round < 30; round++) {
-        clock += pick(4) === 0 ? 0 : pick(20_000);
+        clock.now += pick(4) === 0 ? 0 : pick(20_000);
         const calls: Promise<Outcome>[] = [];
         const n = 1 + pick(round % 3 === 0 ? 200 : 70);
         for (let j = 0; j < n; j++) {

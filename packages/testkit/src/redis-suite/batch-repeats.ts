@@ -3,10 +3,10 @@
 // client on the state before them; one by one otherwise. Every decision and every key must be
 // those of one script run per call.
 import { fixedWindow, leakyBucket, type Policy, slidingWindow, tokenBucket } from '@floodgate/core';
-import type { PolicyResult, StoreCall } from '@floodgate/core/store';
+import type { PolicyResult } from '@floodgate/core/store';
 import { keysFor, rng } from '../redis-inspect.js';
 import { redisCommands } from '../resp.js';
-import { openClient } from './shared.js';
+import { clientClockTrace, openClient } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
 // The kinds whose calls add up, alone and together, with and without a penalty; limits a run of
@@ -41,19 +41,14 @@ export function repeatsTests<C>(
   const { it, expect } = api;
 
   async function trace(s: number, batch: boolean) {
-    const client = await openClient(adapter, server().url);
-    let clock = 1_700_000_000_000;
-    const store = adapter.makeStore(client, { clock: 'client', now: () => clock, batch });
     const prefix = `rep-${tag}-${s}-${batch}`;
-    const keysOf = COMBOS.map((policies, i) => keysFor(`${prefix}-${i}`, 'hot', policies));
-    const call = (i: number, mode: StoreCall['mode'], cost: number, deadline?: number) =>
-      store.evaluate({
-        keys: keysOf[i]!,
-        policies: COMBOS[i]!,
-        cost,
-        mode,
-        ...(deadline === undefined ? {} : { deadline }),
-      });
+    const { client, clock, keysOf, call } = await clientClockTrace(
+      adapter,
+      server().url,
+      prefix,
+      COMBOS,
+      batch,
+    );
     // Scripts loaded and Redis's clock learnt (a deadline reads TIME) before the trace.
     for (let i = 0; i < COMBOS.length; i++) await call(i, 'peek', 1, performance.now() + 60_000);
     const random = rng(s);
@@ -62,7 +57,7 @@ export function repeatsTests<C>(
     const states: unknown[] = [];
     try {
       for (let round = 0; round < 40; round++) {
-        clock += pick(3) === 0 ? 0 : pick(15_000);
+        clock.now += pick(3) === 0 ? 0 : pick(15_000);
         const calls: Promise<Outcome>[] = [];
         // Runs of identical calls, a few of them not 'limit' or past their deadline.
         for (let run = 1 + pick(4); run > 0; run--) {

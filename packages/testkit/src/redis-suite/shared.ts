@@ -60,6 +60,40 @@ export async function openClient<C>(
   return client;
 }
 
+/**
+ * A store on a client clock the trace moves (`clock.now`, ms), for a differential trace run
+ * batched and one call per script run: `call(i, …)` decides `combos[i]` for the identity `hot`
+ * under `${prefix}-${i}`; `keysOf[i]` are its keys.
+ * @example
+ * ```ts
+ * const { client, clock, call } = await clientClockTrace(adapter, server().url, 'p', COMBOS, true);
+ * clock.now += 1000;
+ * await call(0, 'limit', 1);
+ * await adapter.disconnect(client);
+ * ```
+ */
+export async function clientClockTrace<C>(
+  adapter: RedisStoreAdapter<C>,
+  url: string,
+  prefix: string,
+  combos: readonly (readonly Policy[])[],
+  batch: boolean,
+) {
+  const client = await openClient(adapter, url);
+  const clock = { now: 1_700_000_000_000 };
+  const store = adapter.makeStore(client, { clock: 'client', now: () => clock.now, batch });
+  const keysOf = combos.map((policies, i) => keysFor(`${prefix}-${i}`, 'hot', policies));
+  const call = (i: number, mode: StoreCall['mode'], cost: number, deadline?: number) =>
+    store.evaluate({
+      keys: keysOf[i]!,
+      policies: combos[i]!,
+      cost,
+      mode,
+      ...(deadline === undefined ? {} : { deadline }),
+    });
+  return { client, clock, keysOf, call };
+}
+
 /** The adapter's name as a key-prefix fragment: letters and digits only. */
 export const tagOf = (adapter: { name: string }): string => adapter.name.replace(/\W+/g, '');
 
