@@ -156,7 +156,7 @@ describe('one lean script per combination of kinds', () => {
       expect(batch).toContain(`local kb, ab = c * ${kinds.length}, 1 + c * ${argCount(kinds)}`);
       expect(batch).toContain('pcall(one, kb, ab)');
       // `many`: the same body at n times the cost, for the kinds whose calls add up; else no.
-      const adds = kinds.every((k) => !['slidingWindowLog', 'quota'].includes(k));
+      const adds = !kinds.includes('slidingWindowLog');
       expect(batch.includes('local function many(kb, ab, mult)')).toBe(adds);
       expect(batch.includes('local function many()\nreturn false\nend')).toBe(!adds);
       if (adds) {

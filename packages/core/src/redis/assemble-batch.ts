@@ -69,13 +69,14 @@ function cached(body: string): string {
 }
 
 // The kinds whose n identical calls at one instant are one call of n times the cost: each
-// admission adds its cost to a count (fixedWindow, slidingWindow) or to a bucket's level
+// admission adds its cost to a count (fixedWindow, slidingWindow, quota) or to a bucket's level
 // (tokenBucket, leakyBucket), and admits while the sum stays within the limit. Not the log (a
-// member per call), not quota (its per-call period ends). A penalty (blockFor) is fine: `many`
-// sets no block, and a run that is denied, blocked or not, runs one by one.
+// member per call). A penalty (blockFor) is fine: `many` sets no block, and a run that is
+// denied, blocked or not, runs one by one.
 const REPEATABLE: ReadonlySet<PolicyKind> = new Set([
   'fixedWindow',
   'slidingWindow',
+  'quota',
   'tokenBucket',
   'leakyBucket',
 ]);

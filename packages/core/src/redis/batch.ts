@@ -222,7 +222,10 @@ export class Batcher {
       const d = p.call.deadline ?? NO_DEADLINE;
       if (d > until) until = d;
     }
-    const clock = this.#runner.clock;
+    // One reading of this host's clock for the whole run: a quota's period ends, sent for it, are
+    // then the same for identical calls (the script picks among them by TIME in any case).
+    const read = this.#runner.clock();
+    const clock = () => read;
     try {
       for (const i of firsts) {
         const p = group[i]!;

@@ -10,18 +10,19 @@ import type { Policy } from '../types.js';
 
 /**
  * A key's value as the script holds it, for a kind that can repeat (fixedWindow, slidingWindow,
- * tokenBucket, leakyBucket): the integer the fragments pack, or their "a:b[:c]" string where the
- * integer would pass 2^53; undefined for no key. The same steps as the fragments' decode, in
- * the same doubles (exact below 2^53).
+ * quota, tokenBucket, leakyBucket): the integer the fragments pack, or their "a:b[:c]" string
+ * where the integer would pass 2^53; undefined for no key. The same steps as the fragments'
+ * decode, in the same doubles (exact below 2^53).
  */
 export function decodeState(raw: unknown, policy: Policy): PolicyState | undefined {
   if (raw === null || raw === undefined || raw === false) return undefined;
   if (typeof raw === 'string' && raw.includes(':')) return raw.split(':').map(Number);
   const v = Number(raw);
   const [limit, w, perMs] = policy.params as readonly number[];
-  if (policy.kind === 'fixedWindow') {
+  if (policy.kind === 'fixedWindow' || policy.kind === 'quota') {
+    // A quota's period end is a whole minute: the packed k is in minutes.
     const k = Math.floor(v / (limit! + 1));
-    return [k * w!, v - k * (limit! + 1)];
+    return [k * (policy.kind === 'quota' ? 60_000 : w!), v - k * (limit! + 1)];
   }
   if (policy.kind === 'slidingWindow') {
     const q = Math.floor(v / (limit! + 1));

@@ -2,7 +2,14 @@
 // script as one call of n times the cost when every one of them is admitted, and replayed by the
 // client on the state before them; one by one otherwise. Every decision and every key must be
 // those of one script run per call.
-import { fixedWindow, leakyBucket, type Policy, slidingWindow, tokenBucket } from '@floodgate/core';
+import {
+  fixedWindow,
+  leakyBucket,
+  type Policy,
+  quota,
+  slidingWindow,
+  tokenBucket,
+} from '@floodgate/core';
 import type { PolicyResult } from '@floodgate/core/store';
 import { keysFor, rng } from '../redis-inspect.js';
 import { redisCommands } from '../resp.js';
@@ -18,8 +25,8 @@ const COMBOS: readonly (readonly Policy[])[] = [
     slidingWindow({ limit: 30, window: '1m' }),
     tokenBucket({ limit: 25, interval: '1m', blockFor: '2m' }),
   ],
-  [leakyBucket({ limit: 12, interval: '1m', queue: 4 })],
-  [tokenBucket({ limit: 7, interval: '7s', burst: 60 })],
+  [leakyBucket({ limit: 12, interval: '1m', queue: 60 })],
+  [tokenBucket({ limit: 7, interval: '7s', burst: 60 }), quota({ limit: 400, per: 'day' })],
 ];
 
 type Outcome = readonly PolicyResult[] | string;
