@@ -18,7 +18,8 @@ import {
 /**
  * The one-call body as a batch runs it (batch.lua says why): TIME becomes the batch's one read,
  * string state goes through the run's cache (GET, SET … PX or SET then PEXPIREAT, INCRBY and
- * DEL of a key become kget, kset, kincr and kdel) and any other command on a key through kcall.
+ * DEL of a key become reads of kval or kget, kset, sums into kval and kinc, and kdel) and any
+ * other command on a key through kcall.
  * Fails at assembly when a fragment calls Redis in a shape this does not know, rather than let a
  * command bypass the cache.
  */

@@ -46,6 +46,11 @@ export function fragmentOf(kind: PolicyKind): Fragment {
 
 // A script holds only the helpers its fragments still call (redis/inline.ts writes out most).
 const HELPERS = ['floor_div', 'ceil_div'] as const;
+// ceil_div calls floor_div: whoever needs the one needs both.
+const NEEDS: Record<(typeof HELPERS)[number], readonly string[]> = {
+  floor_div: ['floor_div'],
+  ceil_div: ['floor_div', 'ceil_div'],
+};
 
 /**
  * Where a call's KEYS and ARGV sit (from 1 in the one-call script, after offsets in a batch), and
@@ -80,10 +85,11 @@ export const IN_BATCH: Layout = {
 /** The helpers the fragments of `kinds` call, each once. */
 export function helpersFor(fragments: readonly Fragment[]): string[] {
   const code = fragments.map((f) => `${f.eval}\n${f.refund}\n${f.write}`).join('\n');
-  // ceil_div calls floor_div.
-  const calls = (h: string): boolean =>
-    code.includes(`${h}(`) || (h === 'floor_div' && calls('ceil_div'));
-  return HELPERS.filter(calls).map((h) => section(LUA_SOURCES.common!, `helper ${h}`));
+  const wanted = new Set<string>();
+  for (const h of HELPERS) if (code.includes(`${h}(`)) for (const n of NEEDS[h]) wanted.add(n);
+  return HELPERS.filter((h) => wanted.has(h)).map((h) =>
+    section(LUA_SOURCES.common!, `helper ${h}`),
+  );
 }
 
 /** One call's work, from the prelude to its `return`s: the one-call script's text after its helpers. */

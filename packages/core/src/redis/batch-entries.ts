@@ -28,6 +28,9 @@ export function sameCall(a: Pending, b: Pending, keys: number): boolean {
   return true;
 }
 
+/** A call's answer: where its fields start in the reply, its nested entry, or its replay. */
+export type Answer = number | unknown[] | { results: readonly PolicyResult[] };
+
 /**
  * Each call's answer in batch.lua's reply: where its five fields per policy start, its nested
  * 'late' or 'error' entry, or its replayed decisions; undefined when the reply is not that shape
@@ -38,10 +41,10 @@ export function readBatch(
   group: readonly Pending[],
   firsts: readonly number[],
   counts: readonly number[],
-): (number | unknown[] | { results: readonly PolicyResult[] })[] | undefined {
+): Answer[] | undefined {
   const width = group[0]!.call.policies.length * 5;
   const end = reply.length - 1;
-  const answers: (number | unknown[] | { results: readonly PolicyResult[] })[] = [];
+  const answers: Answer[] = [];
   let pos = 0;
   for (let e = 0; e < firsts.length; e++) {
     const n = counts[e]!;

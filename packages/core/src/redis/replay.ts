@@ -8,6 +8,9 @@ import { evaluateAll } from '../policies/compose.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 
+/** No key: Redis's nil (the script's false), as each client reads it. */
+const none = (raw: unknown): boolean => raw === null || raw === undefined || raw === false;
+
 /**
  * A key's value as the script holds it, for a kind that can repeat (fixedWindow, slidingWindow,
  * quota, tokenBucket, leakyBucket): the integer the fragments pack, or their "a:b[:c]" string
@@ -15,7 +18,7 @@ import type { Policy } from '../types.js';
  * decode, in the same doubles (exact below 2^53).
  */
 export function decodeState(raw: unknown, policy: Policy): PolicyState | undefined {
-  if (raw === null || raw === undefined || raw === false) return undefined;
+  if (none(raw)) return undefined;
   if (typeof raw === 'string' && raw.includes(':')) return raw.split(':').map(Number);
   const v = Number(raw);
   const [limit, w, perMs] = policy.params as readonly number[];
@@ -49,11 +52,7 @@ export function replayRepeats(
   const blocks = policies.filter((p) => p.blockForMs !== undefined).length;
   if (raws.length !== policies.length + blocks) return undefined;
   const states = raws.map((raw, i) =>
-    i < policies.length
-      ? decodeState(raw, policies[i]!)
-      : raw === null || raw === undefined || raw === false
-        ? undefined
-        : [Number(raw)],
+    i < policies.length ? decodeState(raw, policies[i]!) : none(raw) ? undefined : [Number(raw)],
   );
   const out: PolicyResult[][] = [];
   for (let i = 0; i < n; i++) {
