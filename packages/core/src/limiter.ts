@@ -163,7 +163,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (breaker !== undefined && !breaker.admit()) return fallBack(call, open);
     let results: readonly PolicyResult[];
     try {
-      results = await withTimeout(store.evaluate(call), timeoutMs);
+      results = await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -199,7 +199,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function refundStore(call: StoreCall): Promise<void> {
     if (breaker !== undefined && !breaker.admit()) throw open();
     try {
-      await withTimeout(store.evaluate(call), timeoutMs);
+      await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();

@@ -9,15 +9,32 @@ const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
 const afterIo: (fn: () => void) => void =
   immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
 
-/** `promise`, or `STORE_TIMEOUT` after `ms` (decided after pending I/O); as is without `ms`. */
-export function withTimeout<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
+/**
+ * `promise`, or `STORE_TIMEOUT` after `ms` (decided after pending I/O); as is without `ms`. With
+ * `deadline` (a `performance.now()` instant, the one a Redis script compares its `TIME` with),
+ * never before it.
+ */
+export function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number | undefined,
+  deadline?: number,
+): Promise<T> {
   if (ms === undefined) return promise;
   // One promise and one timer per call, cleared as the store answers: `Promise.race` and
   // `finally` made four promises more, and as many microtask hops, on every decision.
   return new Promise<T>((resolve, reject) => {
     const fail = () =>
       reject(new FloodgateError('STORE_TIMEOUT', `store did not answer within ${ms} ms`));
-    const timer = setTimeout(() => afterIo(fail), ms);
+    // Node arms a timer from the event loop's time, cached in whole ms at the start of the loop's
+    // turn: it can fire up to a ms, and more after a long turn, before `performance.now()` reaches
+    // the deadline. A caller that gave up then would answer without a script that may still
+    // charge (it runs before the deadline), so an early timer waits out the rest.
+    const fire = () => {
+      const left = deadline === undefined ? 0 : deadline - performance.now();
+      if (left > 0) timer = setTimeout(fire, Math.ceil(left));
+      else afterIo(fail);
+    };
+    let timer = setTimeout(fire, ms);
     // Promise.resolve: a store's thenable is followed as `Promise.race` followed it.
     Promise.resolve(promise).then(
       (value) => {

@@ -41,6 +41,22 @@ describe('withTimeout (one promise and one timer per call)', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("never before the call's deadline: a timer that fires early waits out the rest", async () => {
+    // Node's timers count from the loop's cached ms, so one may fire before performance.now()
+    // reaches the deadline the Redis script was sent; here the deadline is 30 ms past the timer.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
+    let settled: unknown;
+    const deadline = performance.now() + 80;
+    void outcome(withTimeout(new Promise(() => {}), 50, deadline)).then((o) => {
+      settled = o;
+    });
+    await vi.advanceTimersByTimeAsync(79);
+    expect(settled).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(settled).toEqual({ error: 'STORE_TIMEOUT' });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('a reply after the timeout changes nothing: the caller has its STORE_TIMEOUT', async () => {
     vi.useFakeTimers();
     let answer!: (v: number) => void;

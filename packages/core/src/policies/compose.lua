@@ -5,9 +5,9 @@
 -- what to write into wa<i>, wb<i>, ws<i>; then, when every policy admits and mode is 'limit',
 -- each fragment's @write; then the reply.
 -- KEYS: one per policy, then one block key per blocking policy (blockFor). ARGV: mode ('limit' |
--- 'peek' | 'refund'), cost, now ('' = Redis TIME), deadline (Redis time in ms after which the
--- caller has given up; '' = none), then per policy the integer parameters its fragment names in
--- @params (the first of Policy.params), then per blocking policy its blockFor in ms.
+-- 'peek' | 'refund'), cost, now ('' = Redis TIME), deadline (Redis time in ms from which the
+-- caller may have given up; '' = none), then per policy the integer parameters its fragment
+-- names in @params (the first of Policy.params), then per blocking policy its blockFor in ms.
 -- Mode 'refund' runs each fragment's @refund right after its @eval, on the state @eval read, and
 -- writes nothing else (limiter.refund; compose.ts evaluateAll is its reference).
 -- Penalties: a block key holds the ms until which its policy blocks the identity. While one runs
@@ -16,9 +16,9 @@
 -- policy's block to t + blockFor (PX blockFor), in the same run. Scripts of policies without
 -- blockFor hold no block code: same keys, same commands as before penalties existed.
 -- Reply: per policy allowed (0/1), remaining, reset ms, retry ms, delay ms; then the Redis TIME
--- read in ms (0 when not read). TIME is read only for the server clock or a deadline. A call past
--- its deadline writes nothing and replies { 'late', time }: its caller has answered without it,
--- so charging it would charge twice.
+-- read in ms (0 when not read). TIME is read only for the server clock or a deadline. A call at
+-- or past its deadline writes nothing and replies { 'late', time }: its caller has answered
+-- without it, so charging it would charge twice.
 -- Writes: fixedWindow, slidingWindow and quota on the server clock SET their key and PEXPIREAT
 -- it at the end of the window (period) its state is for, and a later write in the same window
 -- raises the count with INCRBY, which keeps that expiry: one cheap command instead of SET … PX
@@ -41,7 +41,9 @@ if ARGV[3] == '' or ARGV[4] ~= '' then
   -- us - us % 1000: its whole ms without a call to math.floor (common.lua floor_div says why).
   local us = tonumber(clock[2])
   time = tonumber(clock[1]) * 1000 + (us - us % 1000) / 1000
-  if ARGV[4] ~= '' and time > tonumber(ARGV[4]) then
+  -- At the deadline's own ms the caller may have given up already (time is floored to the ms):
+  -- that ms refuses too.
+  if ARGV[4] ~= '' and time >= tonumber(ARGV[4]) then
     return { 'late', time }
   end
 end

@@ -4,7 +4,7 @@ import { startFaultProxy } from '../fault-proxy.js';
 import { keysFor } from '../redis-inspect.js';
 import { type RedisServer, startRedisServer } from '../redis-server.js';
 import { redisCommand } from '../resp.js';
-import { sleep, tagOf, useRedisServer } from './shared.js';
+import { openClient, sleep, storeCall, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
 /**
@@ -129,6 +129,37 @@ export function redisProxyFaultTests<C>(
           expect((await warm.limit('u')).remaining).toBe(4);
         } finally {
           await done();
+        }
+      });
+
+      it("a deadline of now: late at Redis, alone and batched (the deadline's own ms charges nothing)", async () => {
+        // The caller may give up within the deadline's ms: a script that reads that ms must
+        // refuse. The deadline sent errs early, so the script always reads it or later.
+        const client = await openClient(adapter, server().url);
+        try {
+          for (const batch of [false, true]) {
+            const store = adapter.makeStore(client, { batch });
+            const prefix = `now-${batch}-${tag}`;
+            const warm = {
+              ...storeCall(prefix, 'warm', POLICY),
+              deadline: performance.now() + 1e5,
+            };
+            expect((await store.evaluate(warm))[0]!.allowed).toBe(true); // Redis's clock learnt
+            for (let i = 0; i < 10; i++) {
+              const calls = [0, 1, 2, 3].map((j) => ({
+                ...storeCall(prefix, `k${i}-${j}`, POLICY),
+                deadline: performance.now(),
+              }));
+              const settled = await Promise.allSettled(calls.map((c) => store.evaluate(c)));
+              const codes = settled.map((r) => r.status === 'rejected' && r.reason.code);
+              expect(codes).toEqual(Array(4).fill('STORE_TIMEOUT'));
+              for (const c of calls) {
+                expect(await redisCommand(server().port, ['EXISTS', c.keys[0]!])).toBe(0);
+              }
+            }
+          }
+        } finally {
+          await adapter.disconnect(client);
         }
       });
 
