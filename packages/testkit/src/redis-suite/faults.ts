@@ -201,6 +201,7 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
             policy,
             prefix: `ttl${i}`,
             onStoreError: 'throw',
+            timeoutMs: 10_000, // semantics, not timeouts: generous on a loaded machine
             blockCache: false,
           }),
         );

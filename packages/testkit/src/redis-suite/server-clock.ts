@@ -81,6 +81,7 @@ export function redisServerClockTests<C>(
         policy: policies,
         prefix,
         onStoreError: 'throw',
+        timeoutMs: 10_000, // semantics, not timeouts: generous on a loaded machine
         blockCache: false,
       });
     return [make(adapterA, a, 0), make(adapterB, b, HOUR)];
@@ -127,6 +128,7 @@ export function redisServerClockTests<C>(
         policy,
         prefix,
         onStoreError: 'throw',
+        timeoutMs: 10_000, // semantics, not timeouts: generous on a loaded machine
         blockCache: false,
       });
 

@@ -54,6 +54,7 @@ export function registerWindowExpiryTests<C>(
           policy: policies,
           prefix,
           onStoreError: 'throw',
+          timeoutMs: 10_000, // semantics, not timeouts: generous on a loaded machine
           blockCache: false,
         });
         const t0 = await redisTime(port);
@@ -125,6 +126,7 @@ export function registerWindowExpiryTests<C>(
         policy: policies,
         prefix,
         onStoreError: 'throw',
+        timeoutMs: 10_000, // semantics, not timeouts: generous on a loaded machine
         blockCache: false,
       });
       const ids = Array.from({ length: 513 }, (_, i) => `u${i}`);
@@ -208,6 +210,7 @@ export function registerWindowExpiryTests<C>(
       policy: policies,
       prefix,
       onStoreError: 'throw',
+      timeoutMs: 10_000, // semantics, not timeouts: generous on a loaded machine
       blockCache: false,
     });
     const c0 = await calls(port);
