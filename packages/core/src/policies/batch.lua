@@ -34,8 +34,8 @@
 -- each entry that stands for n > 1 calls, '<entry> <n>' (entries from 1), space-separated; then
 -- PER_CALL_ARGS per entry (the one-call script's ARGV), entry after entry.
 -- Reply: one flat array. Per call, in order: a decision as the one-call script's five fields
--- per policy (its `time` left out); or one nested entry, { 'late', time } for a call past its
--- own deadline, which charged nothing while its batch-mates went on, or { 'error', message } for
+-- per policy (its `time` left out); or one nested entry, { 'late', time } for a call at or past
+-- its own deadline, which charged nothing while its batch-mates went on, or { 'error', message } for
 -- a call that raised an error: alone it would have failed the script, here it fails only its
 -- own caller, and its batch-mates' charges are answered, not lost. For an entry of n calls
 -- decided as one: { 'rep', value of each of its keys before them (false: none) }. Last, the

@@ -119,7 +119,7 @@ export interface ScriptReply {
 
 /**
  * Reads the script's reply: five integers per policy, then the Redis time. A `'late'` reply (the
- * script ran after the call's deadline and wrote nothing) is `STORE_TIMEOUT`; anything else
+ * script ran at or after the call's deadline and wrote nothing) is `STORE_TIMEOUT`; anything else
  * unexpected is `STORE_PROTOCOL`.
  * @example
  * A bad reply is a `FloodgateError`, never a wrong decision.
@@ -138,7 +138,7 @@ export function decodeScriptReply(reply: unknown, policyCount: number): ScriptRe
   if (Array.isArray(reply) && reply.length === 2 && String(reply[0]) === 'late') {
     throw new FloodgateError(
       'STORE_TIMEOUT',
-      'the limit script ran after its deadline and charged nothing',
+      'the limit script ran at or after its deadline and charged nothing',
     );
   }
   if (!Array.isArray(reply) || reply.length !== policyCount * 5 + 1) {
