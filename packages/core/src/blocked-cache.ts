@@ -32,12 +32,15 @@ export class BlockedCache {
     this.#entries = new LRUCache<string, Entry>({ max });
   }
 
-  /** The cached denial for `cost`, aged to `now`, or undefined. */
-  lookup(id: string, cost: number, now: number): PolicyResult[] | undefined {
+  /** The cached denial for `cost`, aged to `clock()`, or undefined. */
+  lookup(id: string, cost: number, clock: () => number): PolicyResult[] | undefined {
+    // The clock is read only when something is cached (a Date.now() is tens of ns).
     if (this.#entries.size === 0) return undefined;
     const hit = this.#entries.get(id);
+    if (hit === undefined) return undefined;
+    const now = clock();
     // Only the same cost: a larger one is denied too, but its tight wait may be longer.
-    if (hit === undefined || now >= hit.until || cost !== hit.cost) return undefined;
+    if (now >= hit.until || cost !== hit.cost) return undefined;
     // Every wait in the cached decision has shrunk by the time since it was made.
     const elapsed = now - hit.at;
     return hit.decision.policies.map((r) => ({
@@ -67,14 +70,15 @@ export class BlockedCache {
     epoch: number,
     cost: number,
     decision: Decision | undefined,
-    now: number,
+    clock: () => number,
   ): void {
     if (--flight.calls === 0) this.#flights.delete(id);
     if (decision === undefined) return; // the call threw: nothing learned
     if (decision.allowed) {
       flight.epoch++;
-      this.#entries.delete(id);
+      if (this.#entries.size !== 0) this.#entries.delete(id);
     } else if (decision.reason === undefined && flight.epoch === epoch) {
+      const now = clock();
       this.#entries.set(id, { at: now, until: now + decision.retryAfterMs, cost, decision });
     }
   }

@@ -9,7 +9,7 @@ import type { Limiter, LimiterOptions } from './limiter-types.js';
 import { complainer, observed, reporter, storeKind, timedStore, watchBreaker } from './observe.js';
 import { applyShadow, shadowMask } from './shadow.js';
 import type { PolicyResult, StoreCall } from './store-types.js';
-import { withTimeout } from './timeout.js';
+import { Timeouts } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
 import { checkWaitOptions, WaitQueues } from './wait.js';
 
@@ -54,6 +54,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const store = tele === undefined ? options.store : timedStore(options.store, tele, complain);
   const shadow = shadowMask(list, options.shadow === true);
   const timeoutMs = timeoutOf(options);
+  const timeouts = timeoutMs === undefined ? undefined : new Timeouts(timeoutMs);
+  /** The store's answer, or `STORE_TIMEOUT` past `timeoutMs` (past `deadline` when given). */
+  const bounded = <T>(p: Promise<T>, deadline?: number): Promise<T> =>
+    timeouts === undefined ? p : timeouts.bound(p, deadline);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;
@@ -163,7 +167,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (breaker !== undefined && !breaker.admit()) return fallBack(call, open);
     let results: readonly PolicyResult[];
     try {
-      results = await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
+      results = await bounded(store.evaluate(call), call.deadline);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -182,7 +186,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function resetStore(keys: readonly string[]): Promise<void> {
     if (breaker !== undefined && !breaker.admit()) throw open();
     try {
-      await withTimeout(store.reset(keys), timeoutMs);
+      await bounded(store.reset(keys));
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -199,7 +203,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function refundStore(call: StoreCall): Promise<void> {
     if (breaker !== undefined && !breaker.admit()) throw open();
     try {
-      await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
+      await bounded(store.evaluate(call), call.deadline);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -229,19 +233,24 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return cost;
   }
 
-  async function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
-    const cached = cache.lookup(id, cost, clock());
+  function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
+    const cached = cache.lookup(id, cost, clock);
     // A shadow denial is an admission: never cached, so never served from the cache.
-    if (cached !== undefined) return decide(list, cached, 'blocked-cache');
+    if (cached !== undefined) return Promise.resolve(decide(list, cached, 'blocked-cache'));
     const flight = cache.start(id);
     const epoch = flight.epoch;
-    let decision: Decision | undefined;
-    try {
-      decision = await run(id, cost, 'limit');
-      return decision;
-    } finally {
-      cache.finish(id, flight, epoch, cost, decision, clock());
-    }
+    // Not an async function (`run` reports every failure as a rejection): one promise and one
+    // hop fewer per decision (bench/doc/notes.md, issue 16's sixth round).
+    return run(id, cost, 'limit').then(
+      (decision) => {
+        cache.finish(id, flight, epoch, cost, decision, clock);
+        return decision;
+      },
+      (error: unknown) => {
+        cache.finish(id, flight, epoch, cost, undefined, clock);
+        throw error;
+      },
+    );
   }
 
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
