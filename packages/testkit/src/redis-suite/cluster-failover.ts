@@ -28,6 +28,8 @@ export interface FailoverMeasurement {
   admitted: number[];
   /** Decisions that fell to `onStoreError` (`'deny'`) while the master was gone. */
   fellBack: number;
+  /** Per identity, whether Redis denied it after the killed node rejoined (it was at its limit). */
+  deniedAfterRejoin: boolean[];
   /** Decisions that came from Redis after the killed node rejoined. */
   afterRejoin: number;
   /** From SIGKILL until another node served the identities. */
@@ -134,7 +136,14 @@ export async function measureFailover<C>(
     phase = 'stop';
     await Promise.all(traffic);
     const overAdmitted = admitted.reduce((sum, n) => sum + Math.max(0, n - LIMIT), 0);
-    return { overAdmitted, admitted, fellBack, afterRejoin, failoverMs };
+    return {
+      overAdmitted,
+      admitted,
+      fellBack,
+      afterRejoin,
+      deniedAfterRejoin: deniedAfter,
+      failoverMs,
+    };
   } finally {
     await adapter.disconnect(client);
   }
@@ -189,19 +198,23 @@ export function registerFailover<C>(
         `${m.fellBack} decisions to onStoreError`,
     );
 
+  // Redis decided again after the failover, and every identity reached its limit there: Redis
+  // itself denied it. (Not "LIMIT admissions seen": a call that fell back may still have been
+  // charged unseen, its reply lost with the killed master or come after its timeout.)
+  const reachedLimit = (m: FailoverMeasurement) => m.deniedAfterRejoin.every(Boolean);
+
   it('default mode: a SIGKILLed master with its replica in sync, measured', async () => {
     const m = await measureFailover(cluster(), adapter, {}, `fo-${tag}`);
     report('default mode, replica in sync', m);
-    // Redis decided again after the failover, and every identity reached its limit there.
     expect(m.afterRejoin).toBeGreaterThan(0);
-    expect(m.admitted.every((n) => n >= LIMIT)).toBe(true);
+    expect(reachedLimit(m), `admitted ${m.admitted}`).toBe(true);
   });
 
   it('default mode: a SIGKILLed master whose replica lagged 300 ms, measured', async () => {
     const m = await measureFailover(cluster(), adapter, {}, `fl-${tag}`, 300);
     report('default mode, replica 300 ms behind', m);
     expect(m.afterRejoin).toBeGreaterThan(0);
-    expect(m.admitted.every((n) => n >= LIMIT)).toBe(true);
+    expect(reachedLimit(m), `admitted ${m.admitted}`).toBe(true);
   });
 
   it('strict mode (replicas: 1): a SIGKILLed master whose replica lagged 300 ms admits nothing beyond the limit', async () => {
