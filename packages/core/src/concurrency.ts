@@ -11,7 +11,7 @@ import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './k
 import { isLeaseStore, type LeaseGrant, type LeaseRef, type LeaseStore } from './lease-types.js';
 import { DEFAULT_REMOTE_TIMEOUT_MS } from './limiter-config.js';
 import { checkOptions, type OptionNames } from './options.js';
-import { Timeouts } from './timeout.js';
+import { withTimeout } from './timeout.js';
 
 /**
  * Options of `createConcurrencyLimiter`.
@@ -149,9 +149,6 @@ const OPTION_NAMES = {
   prefix: true,
   timeoutMs: true,
 } as const satisfies OptionNames<ConcurrencyLimiterOptions>;
-/** The store's answer, or `STORE_TIMEOUT` past the limiter's `timeoutMs` when it has one. */
-const bounded = <T>(timeouts: Timeouts | undefined, p: Promise<T>): Promise<T> =>
-  timeouts === undefined ? p : timeouts.bound(p);
 const DENIED_RELEASE = (): Promise<void> => Promise.resolve();
 const DENIED_EXTEND = (): Promise<boolean> => Promise.resolve(false);
 
@@ -162,7 +159,7 @@ class HeldLease implements Lease {
   readonly #ref: LeaseRef;
   readonly #store: LeaseStore;
   readonly #leaseMs: number;
-  readonly #timeouts: Timeouts | undefined;
+  readonly #timeoutMs: number | undefined;
   #released: Promise<void> | undefined;
 
   constructor(
@@ -170,18 +167,18 @@ class HeldLease implements Lease {
     remaining: number,
     store: LeaseStore,
     leaseMs: number,
-    timeouts: Timeouts | undefined,
+    timeoutMs: number | undefined,
   ) {
     this.#ref = ref;
     this.remaining = remaining;
     this.#store = store;
     this.#leaseMs = leaseMs;
-    this.#timeouts = timeouts;
+    this.#timeoutMs = timeoutMs;
   }
 
   release(): Promise<void> {
     if (this.#released === undefined) {
-      const attempt = bounded(this.#timeouts, this.#store.releaseLease(this.#ref)).then(
+      const attempt = withTimeout(this.#store.releaseLease(this.#ref), this.#timeoutMs).then(
         () => undefined,
       );
       this.#released = attempt;
@@ -196,7 +193,7 @@ class HeldLease implements Lease {
   async extend(ms?: Duration): Promise<boolean> {
     const by = ms === undefined ? this.#leaseMs : durationOption(ms, 'extend(ms)');
     if (this.#released !== undefined) return false;
-    return bounded(this.#timeouts, this.#store.extendLease(this.#ref, by));
+    return withTimeout(this.#store.extendLease(this.#ref, by), this.#timeoutMs);
   }
 }
 
@@ -251,7 +248,6 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   const remote = (store as { remote?: unknown }).remote === true;
   const timeoutMs =
     t === false ? undefined : (t ?? (remote ? DEFAULT_REMOTE_TIMEOUT_MS : undefined));
-  const timeouts = timeoutMs === undefined ? undefined : new Timeouts(timeoutMs);
   const key = (identity: string): string => {
     validateIdentity(identity);
     return policyKey(prefix, encodeIdentity(identity), 'concurrency');
@@ -276,13 +272,13 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
       let grant: LeaseGrant;
       const asked = store.acquireLease({ ...ref, limit, leaseMs });
       try {
-        grant = await bounded(timeouts, asked);
+        grant = await withTimeout(asked, timeoutMs);
       } catch (error) {
         // Nobody will hold a lease granted after this gave up: free it when its answer comes.
         asked.then((late) => late.allowed && store.releaseLease(ref)).catch(() => {});
         throw storeError(error);
       }
-      if (grant.allowed) return new HeldLease(ref, grant.remaining, store, leaseMs, timeouts);
+      if (grant.allowed) return new HeldLease(ref, grant.remaining, store, leaseMs, timeoutMs);
       return {
         allowed: false,
         remaining: grant.remaining,

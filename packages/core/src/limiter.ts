@@ -9,7 +9,7 @@ import type { Limiter, LimiterOptions } from './limiter-types.js';
 import { complainer, observed, reporter, storeKind, timedStore, watchBreaker } from './observe.js';
 import { applyShadow, shadowMask } from './shadow.js';
 import type { PolicyResult, StoreCall } from './store-types.js';
-import { Timeouts } from './timeout.js';
+import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
 import { checkWaitOptions, WaitQueues } from './wait.js';
 
@@ -54,10 +54,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const store = tele === undefined ? options.store : timedStore(options.store, tele, complain);
   const shadow = shadowMask(list, options.shadow === true);
   const timeoutMs = timeoutOf(options);
-  const timeouts = timeoutMs === undefined ? undefined : new Timeouts(timeoutMs);
-  /** The store's answer, or `STORE_TIMEOUT` past `timeoutMs` (past `deadline` when given). */
-  const bounded = <T>(p: Promise<T>, deadline?: number): Promise<T> =>
-    timeouts === undefined ? p : timeouts.bound(p, deadline);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
   const capacity = Math.min(...policies.map((p) => p.capacity));
   const cacheOption = options.blockCache ?? store.remote === true;
@@ -167,7 +163,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (breaker !== undefined && !breaker.admit()) return fallBack(call, open);
     let results: readonly PolicyResult[];
     try {
-      results = await bounded(store.evaluate(call), call.deadline);
+      results = await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -186,7 +182,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function resetStore(keys: readonly string[]): Promise<void> {
     if (breaker !== undefined && !breaker.admit()) throw open();
     try {
-      await bounded(store.reset(keys));
+      await withTimeout(store.reset(keys), timeoutMs);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -203,7 +199,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   async function refundStore(call: StoreCall): Promise<void> {
     if (breaker !== undefined && !breaker.admit()) throw open();
     try {
-      await bounded(store.evaluate(call), call.deadline);
+      await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
