@@ -10,6 +10,7 @@ import { root } from '../packaging/workspace.mjs';
 import { runClient, runtimeVersion, serve } from './runtimes.mjs';
 import { runtimeSamples } from './samples.mjs';
 import { scanPortable } from './scan.mjs';
+import { WARNING_APP, warningsPrinted } from './warnings.mjs';
 
 const RUNTIMES = ['workerd', 'bun', 'deno'];
 // Interrupted, still stop the servers (their process groups are killed on exit).
@@ -111,6 +112,20 @@ for (const sample of samples) {
   try {
     server = await serve(sample.runtime, sample.code, `${sample.runtime}-${++n}`);
     console.log(`ok   ${label}: ${await contract(server)}, ${await clientInRuntime(server)}`);
+  } catch (e) {
+    failures.push(`${label}: ${e.message}${server ? `\n${server.output()}` : ''}`);
+  } finally {
+    await server?.stop();
+  }
+}
+
+// Warnings reach the console on each runtime (workerd's emitWarning prints nothing).
+for (const runtime of RUNTIMES) {
+  const label = `warnings on ${runtime} ${runtimeVersion(runtime)}`;
+  let server;
+  try {
+    server = await serve(runtime, WARNING_APP, `${runtime}-warnings`);
+    console.log(`ok   ${label}: ${await warningsPrinted(server)}`);
   } catch (e) {
     failures.push(`${label}: ${e.message}${server ? `\n${server.output()}` : ''}`);
   } finally {

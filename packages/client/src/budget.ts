@@ -1,4 +1,5 @@
 import { RetryError } from './errors.js';
+import { checkNames } from './option-names.js';
 
 /**
  * The size of a {@link RetryBudget} and how fast successes refill it.
@@ -45,6 +46,7 @@ export class RetryBudget {
   #tokens: number;
 
   constructor(options: RetryBudgetOptions = {}) {
+    checkNames('RetryBudget', options, ['maxTokens', 'tokenRatio']);
     const maxTokens = options.maxTokens ?? 10;
     const tokenRatio = options.tokenRatio ?? 0.1;
     if (!(Number.isFinite(maxTokens) && maxTokens > 0)) {

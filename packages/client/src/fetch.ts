@@ -72,7 +72,7 @@ interface Prepared {
 
 function prepare(options: FetchRetryOptions, ownBudget: boolean): Prepared {
   const budget = options.budget ?? (ownBudget ? new RetryBudget() : false);
-  const retry = resolveOptions({ ...options, budget });
+  const retry = resolveOptions({ ...options, budget }, ownBudget ? 'withRetry' : 'fetchWithRetry');
   const statuses = options.statuses ?? [429, 503];
   const methods = options.methods ?? DEFAULT_METHODS;
   if (!Array.isArray(statuses) || !statuses.every((s) => Number.isInteger(s))) {

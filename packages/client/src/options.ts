@@ -1,6 +1,9 @@
 import { JITTERS, type Jitter } from './backoff.js';
 import { RetryBudget } from './budget.js';
 import { RetryError } from './errors.js';
+import type { FetchRetryOptions } from './fetch.js';
+import { checkNames } from './option-names.js';
+import type { RetryFnOptions } from './retry.js';
 import type { DelaySource } from './server-delay.js';
 
 /**
@@ -144,6 +147,44 @@ function invalid(message: string): RetryError {
   return new RetryError('INVALID_OPTION', message);
 }
 
+// Each function's options beyond RetryOptions. The RetryOptions names themselves are the keys of
+// ResolvedOptions, checked against them (the bundle carries no second list of them). The types
+// below hold both to the options types: a name added to one and not the other fails to compile.
+type Beyond<T> = Exclude<keyof T, keyof RetryOptions>;
+type Lists<T, L extends readonly string[]> = [Beyond<T>, L[number]] extends [L[number], Beyond<T>]
+  ? true
+  : never;
+type SameNames = [keyof RetryOptions, keyof ResolvedOptions] extends [
+  keyof ResolvedOptions,
+  keyof RetryOptions,
+]
+  ? true
+  : never;
+const FETCH = ['statuses', 'methods', 'pacing'] as const;
+const RETRY_FN = ['shouldRetry'] as const;
+const _checked: [
+  SameNames,
+  Lists<FetchRetryOptions, typeof FETCH>,
+  Lists<RetryFnOptions, typeof RETRY_FN>,
+] = [true, true, true];
+const EXTRA: Record<'retry' | 'withRetry' | 'fetchWithRetry', readonly string[]> = {
+  retry: RETRY_FN,
+  withRetry: FETCH,
+  fetchWithRetry: [...FETCH, 'fetch'],
+};
+
+// Names from other retry libraries (p-retry, async-retry, ky, got, SDKs' maxRetries) and the
+// option that takes their place here, as `@floodgate/http` does for the server side's peers.
+// A few only: the bundle has a size budget (README, "Size").
+const PEERS: Readonly<Record<string, string>> = {
+  maxRetries: 'retries',
+  limit: 'retries',
+  minTimeout: 'baseDelayMs',
+  maxTimeout: 'maxBackoffMs',
+  statusCodes: 'statuses',
+  onFailedAttempt: 'onRetry',
+};
+
 /**
  * A duration option. Bounds (`maxDelayMs`, `maxBackoffMs`, `deadlineMs`) may be `Infinity`, for
  * none: waits of any length are made in steps a timer can hold (see sleep.ts). A step that is
@@ -159,8 +200,8 @@ function ms(name: string, value: number | undefined, fallback: number, bound = f
   return value;
 }
 
-/** Checks every option once, before any request is made. */
-export function resolveOptions(options: RetryOptions = {}): ResolvedOptions {
+/** Checks every option of `caller`'s once, before any request is made. */
+export function resolveOptions(options: RetryOptions, caller: keyof typeof EXTRA): ResolvedOptions {
   const retries = options.retries ?? 3;
   if (!Number.isSafeInteger(retries) || retries < 0) {
     throw invalid(`retries must be a non-negative integer, got ${String(retries)}`);
@@ -178,7 +219,7 @@ export function resolveOptions(options: RetryOptions = {}): ResolvedOptions {
   if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
     throw invalid('onRetry must be a function');
   }
-  return {
+  const resolved: ResolvedOptions = {
     retries,
     baseDelayMs: ms('baseDelayMs', options.baseDelayMs, 200),
     maxBackoffMs: ms('maxBackoffMs', options.maxBackoffMs, 10_000, true),
@@ -193,4 +234,7 @@ export function resolveOptions(options: RetryOptions = {}): ResolvedOptions {
     onRetry: options.onRetry,
     random: options.random ?? Math.random,
   };
+  // Unknown names last: a wrong value among known names is reported as it was before.
+  checkNames(caller, options, EXTRA[caller], resolved, PEERS);
+  return resolved;
 }

@@ -1,5 +1,6 @@
 import { parseRateLimitHeaders } from '@floodgate/core/headers';
 import { RetryError } from './errors.js';
+import { checkNames } from './option-names.js';
 import { serverNow } from './server-delay.js';
 
 /**
@@ -78,6 +79,7 @@ export class Pacer {
   readonly #maxOrigins: number;
 
   constructor(options: PacerOptions = {}) {
+    checkNames('Pacer', options, ['maxOrigins']);
     const maxOrigins = options.maxOrigins ?? 1000;
     if (!(Number.isSafeInteger(maxOrigins) && maxOrigins > 0)) {
       throw new RetryError('INVALID_OPTION', `pacer maxOrigins must be a positive integer`);

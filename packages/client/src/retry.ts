@@ -74,7 +74,7 @@ export async function retry<T>(
   options: RetryFnOptions = {},
 ): Promise<T> {
   if (typeof fn !== 'function') throw new RetryError('INVALID_OPTION', 'retry needs a function');
-  const resolved = resolveOptions(options);
+  const resolved = resolveOptions(options, 'retry');
   const shouldRetry = options.shouldRetry ?? (() => true);
   const attempt: Attempt<T> = async (n, signal) => {
     try {

@@ -70,6 +70,8 @@ const sameWeights = (shards: readonly Shard[]): boolean =>
  * ```
  */
 export class ShardedStore implements Store, LeaseStore {
+  /** For metrics and traces (`Store.kind`). */
+  readonly kind: string = 'sharded';
   /** True when any shard is behind a network hop: the limiter then keeps its blocked-key cache. */
   readonly remote: boolean;
   /** The shards' common client clock, if they have one (see `ShardedStoreOptions.now`). */

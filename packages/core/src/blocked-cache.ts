@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { PolicyResult } from './store-types.js';
-import type { Decision } from './types.js';
+import type { Decision, PolicyDecision } from './types.js';
 
 interface Entry {
   /** When the denial was made, on the limiter's clock. */
@@ -32,8 +31,8 @@ export class BlockedCache {
     this.#entries = new LRUCache<string, Entry>({ max });
   }
 
-  /** The cached denial for `cost`, aged to `clock()`, or undefined. */
-  lookup(id: string, cost: number, clock: () => number): PolicyResult[] | undefined {
+  /** The cached denial for `cost`, aged to `clock()` (reason `'blocked-cache'`), or undefined. */
+  lookup(id: string, cost: number, clock: () => number): Decision | undefined {
     // The clock is read only when something is cached (a Date.now() is tens of ns).
     if (this.#entries.size === 0) return undefined;
     const hit = this.#entries.get(id);
@@ -41,15 +40,7 @@ export class BlockedCache {
     const now = clock();
     // Only the same cost: a larger one is denied too, but its tight wait may be longer.
     if (now >= hit.until || cost !== hit.cost) return undefined;
-    // Every wait in the cached decision has shrunk by the time since it was made.
-    const elapsed = now - hit.at;
-    return hit.decision.policies.map((r) => ({
-      allowed: r.allowed,
-      remaining: r.remaining,
-      delayMs: r.delayMs,
-      retryAfterMs: Math.max(0, r.retryAfterMs - elapsed),
-      resetAfterMs: Math.max(0, r.resetAfterMs - elapsed),
-    }));
+    return aged(hit.decision, now - hit.at);
   }
 
   /** Before a store call for `id`; hand the flight and its epoch back to `finish`. */
@@ -89,4 +80,23 @@ export class BlockedCache {
     const flight = this.#flights.get(id);
     if (flight !== undefined) flight.epoch++;
   }
+}
+
+/** A cached denial `elapsed` ms later: every wait in it has shrunk by that much. */
+function aged(d: Decision, elapsed: number): Decision {
+  const age = (p: PolicyDecision): PolicyDecision => ({
+    ...p,
+    retryAfterMs: Math.max(0, p.retryAfterMs - elapsed),
+    resetAfterMs: Math.max(0, p.resetAfterMs - elapsed),
+  });
+  const policies = d.policies.map(age);
+  const out: Decision = {
+    ...d,
+    retryAfterMs: Math.max(0, d.retryAfterMs - elapsed),
+    resetAfterMs: Math.max(0, d.resetAfterMs - elapsed),
+    policies,
+    binding: policies[d.policies.indexOf(d.binding)] ?? age(d.binding),
+    reason: 'blocked-cache',
+  };
+  return d.shadowed === undefined ? out : { ...out, shadowed: d.shadowed.map(age) };
 }

@@ -2,128 +2,37 @@
  * `@floodgate/core/concurrency`: limits on requests in flight per identity. A caller acquires a
  * lease before the work and releases it after; a lease never released frees itself after
  * `leaseMs`. Runs on any store with the lease capability (`LeaseStore`): MemoryStore, every
- * Redis store, ShardedStore.
+ * Redis store, ShardedStore. An outage is met as a rate limiter meets one: `timeoutMs`, a
+ * circuit breaker, and `onStoreError` (by default the store's in-process fallback).
  * @module
  */
-import { type Duration, parseDuration } from './duration.js';
-import { FloodgateError, isFloodgateError, storeError } from './errors.js';
-import { encodeIdentity, policyKey, validateIdentity, validatePrefix } from './keys.js';
-import { isLeaseStore, type LeaseGrant, type LeaseRef, type LeaseStore } from './lease-types.js';
-import { DEFAULT_REMOTE_TIMEOUT_MS } from './limiter-config.js';
-import { checkOptions, type OptionNames } from './options.js';
+import { Breaker, type BreakerState } from './breaker.js';
+import { readConcurrencyOptions } from './concurrency-config.js';
+import { HoldTimes } from './concurrency-hold.js';
+import {
+  deniedLease,
+  HeldLease,
+  type Holder,
+  type LeaseContext,
+  UnheldLease,
+} from './concurrency-lease.js';
+import { leaseReporter, timedLeaseStore } from './concurrency-report.js';
+import type { ConcurrencyLimiter, ConcurrencyLimiterOptions, Lease } from './concurrency-types.js';
+import { FloodgateError, isCallerError, storeError } from './errors.js';
+import { encodeIdentity, policyKey, validateIdentity } from './keys.js';
+import type { LeaseEvent } from './lease-event.js';
+import type { LeaseGrant, LeaseRef, LeaseRequest, LeaseStore } from './lease-types.js';
+import { complainer, guardHook, storeKind, watchBreaker } from './observe.js';
+import type { Store } from './store-types.js';
 import { withTimeout } from './timeout.js';
 
-/**
- * Options of `createConcurrencyLimiter`.
- * @example
- * ```ts
- * import type { ConcurrencyLimiterOptions } from '@floodgate/core/concurrency';
- * import { MemoryStore } from '@floodgate/memory';
- *
- * const options: ConcurrencyLimiterOptions = {
- *   store: new MemoryStore(),
- *   limit: 10, // at most 10 requests in flight per identity
- *   leaseMs: '30s', // a holder that never releases frees its slot after 30 s
- * };
- * ```
- */
-export interface ConcurrencyLimiterOptions {
-  /** A store with the lease capability: MemoryStore, any Redis store, ShardedStore. */
-  store: LeaseStore;
-  /** Most slots held at once per identity: a positive safe integer. */
-  limit: number;
-  /**
-   * How long a lease lives unless released or extended: ms or a duration string. Pick it above
-   * the longest honest holding time; it bounds how long a crashed holder keeps its slot.
-   */
-  leaseMs: Duration;
-  /** Namespaces the keys: `<prefix>:{<identity>}:concurrency`. @default 'floodgate' */
-  prefix?: string;
-  /**
-   * Give up on the store after this many ms: `acquire`, `release` and `extend` then reject with
-   * `STORE_TIMEOUT`. A lease granted after `acquire` gave up is released as soon as its answer
-   * arrives. `false`: wait as long as the store does (a Redis client may queue a command for a
-   * minute or more while it reconnects).
-   * @default 250 for remote stores (`store.remote`), none for in-process ones
-   */
-  timeoutMs?: number | false;
-}
-
-/**
- * Options of one `acquire`.
- * @example
- * ```ts
- * import type { AcquireOptions } from '@floodgate/core/concurrency';
- *
- * const heavy: AcquireOptions = { cost: 3 }; // an export job takes 3 of the identity's slots
- * ```
- */
-export interface AcquireOptions {
-  /** Slots this lease takes: a positive safe integer, at most `limit`. @default 1 */
-  cost?: number;
-}
-
-/**
- * What `acquire` answers. A denial is a value: `allowed` false, `retryAfterMs` set, and
- * `release`/`extend` do nothing.
- * @example
- * ```ts
- * import type { Lease } from '@floodgate/core/concurrency';
- *
- * declare const lease: Lease;
- * if (lease.allowed) {
- *   try {
- *     // … the work …
- *   } finally {
- *     await lease.release();
- *   }
- * }
- * ```
- */
-export interface Lease {
-  /** Whether the lease was granted. */
-  readonly allowed: boolean;
-  /** Slots still free for the identity after this call. */
-  readonly remaining: number;
-  /**
-   * Set on a denial only: ms until enough of the identity's leases expire for this cost to fit.
-   * An upper bound: a holder that releases makes room earlier (one that extends, later).
-   */
-  readonly retryAfterMs?: number;
-  /**
-   * Frees the lease's slots. Idempotent and safe after expiry: it removes only this lease (its
-   * id is unique), never one granted later to someone else. After a failed attempt it may be
-   * called again; meanwhile the lease still expires on its own.
-   */
-  release(): Promise<void>;
-  /**
-   * Moves the expiry of a live lease to `ms` from now (default `leaseMs`). Resolves false, and
-   * changes nothing, when the lease has expired or was released.
-   */
-  extend(ms?: Duration): Promise<boolean>;
-}
-
-/**
- * A concurrency limiter: `acquire` before the work, `release` after.
- * @example
- * ```ts
- * import type { ConcurrencyLimiter } from '@floodgate/core/concurrency';
- *
- * declare const limiter: ConcurrencyLimiter;
- * const lease = await limiter.acquire('user_42');
- * console.log(limiter.limit, lease.remaining);
- * ```
- */
-export interface ConcurrencyLimiter {
-  /** A lease for `identity` when `cost` slots are free; a denial (a value) otherwise. */
-  acquire(identity: string, options?: AcquireOptions): Promise<Lease>;
-  /** The store key holding `identity`'s leases (to inspect or delete it). */
-  key(identity: string): string;
-  /** The `limit` option. */
-  readonly limit: number;
-  /** The `leaseMs` option, in ms. */
-  readonly leaseMs: number;
-}
+export type {
+  AcquireOptions,
+  ConcurrencyLimiter,
+  ConcurrencyLimiterOptions,
+  Lease,
+} from './concurrency-types.js';
+export type { LeaseEvent } from './lease-event.js';
 
 /** 128 random bits, hex: `crypto.getRandomValues` exists in Node 20, browsers, Deno, Bun, workers. */
 function leaseId(): string {
@@ -133,75 +42,17 @@ function leaseId(): string {
   return hex;
 }
 
-function durationOption(value: unknown, what: string): number {
-  try {
-    return parseDuration(value, what);
-  } catch (error) {
-    if (!isFloodgateError(error)) throw error;
-    throw new FloodgateError('INVALID_OPTION', error.message);
-  }
-}
-
-const OPTION_NAMES = {
-  store: true,
-  limit: true,
-  leaseMs: true,
-  prefix: true,
-  timeoutMs: true,
-} as const satisfies OptionNames<ConcurrencyLimiterOptions>;
-const DENIED_RELEASE = (): Promise<void> => Promise.resolve();
-const DENIED_EXTEND = (): Promise<boolean> => Promise.resolve(false);
-
-/** A granted lease: remembers whether it was released, so a second release costs no trip. */
-class HeldLease implements Lease {
-  readonly allowed = true;
-  readonly remaining: number;
-  readonly #ref: LeaseRef;
-  readonly #store: LeaseStore;
-  readonly #leaseMs: number;
-  readonly #timeoutMs: number | undefined;
-  #released: Promise<void> | undefined;
-
-  constructor(
-    ref: LeaseRef,
-    remaining: number,
-    store: LeaseStore,
-    leaseMs: number,
-    timeoutMs: number | undefined,
-  ) {
-    this.#ref = ref;
-    this.remaining = remaining;
-    this.#store = store;
-    this.#leaseMs = leaseMs;
-    this.#timeoutMs = timeoutMs;
-  }
-
-  release(): Promise<void> {
-    if (this.#released === undefined) {
-      const attempt = withTimeout(this.#store.releaseLease(this.#ref), this.#timeoutMs).then(
-        () => undefined,
-      );
-      this.#released = attempt;
-      // A failed release may be tried again: forget it, the caller saw the error.
-      attempt.catch(() => {
-        if (this.#released === attempt) this.#released = undefined;
-      });
-    }
-    return this.#released;
-  }
-
-  async extend(ms?: Duration): Promise<boolean> {
-    const by = ms === undefined ? this.#leaseMs : durationOption(ms, 'extend(ms)');
-    if (this.#released !== undefined) return false;
-    return withTimeout(this.#store.extendLease(this.#ref, by), this.#timeoutMs);
-  }
-}
+type Reason = Lease['reason'];
+const open = (): FloodgateError =>
+  new FloodgateError('STORE_UNAVAILABLE', 'the circuit breaker is open: the store was not called');
 
 /**
  * Limits the requests in flight per identity. Throws `FloodgateError('INVALID_OPTION')` for a bad
  * option or a store without the lease capability; `acquire` rejects with `INVALID_KEY`,
- * `INVALID_COST` or `COST_EXCEEDS_CAPACITY` before the store is touched, with
- * `STORE_UNAVAILABLE` when the store fails and `STORE_TIMEOUT` past `timeoutMs`. One store round trip per acquire, release and extend.
+ * `INVALID_COST` or `COST_EXCEEDS_CAPACITY` before the store is touched. When the store fails,
+ * times out (`timeoutMs`) or the breaker is open, `acquire` answers as `onStoreError` says (by
+ * default the store's in-process fallback; `'throw'` rejects with `STORE_UNAVAILABLE` or
+ * `STORE_TIMEOUT`). One store round trip per acquire, release and extend.
  * @example
  * ```ts
  * import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
@@ -218,40 +69,105 @@ class HeldLease implements Lease {
  * ```
  */
 export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): ConcurrencyLimiter {
-  if (typeof options !== 'object' || options === null) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'createConcurrencyLimiter: options must be an object',
-    );
+  const config = readConcurrencyOptions(options);
+  const { limit, leaseMs, prefix, timeoutMs, onStoreError } = config;
+  const complain = complainer();
+  let breaker: Breaker | undefined;
+  // Bound once, as createLimiter binds it: without telemetry the store is used as given.
+  const tele = options.telemetry?.bind({
+    limiter: prefix,
+    store: storeKind(config.store as unknown as Store),
+    breakerState: (): BreakerState | undefined => breaker?.state,
+  });
+  const store = tele === undefined ? config.store : timedLeaseStore(config.store, tele, complain);
+  if (config.breaker !== undefined) {
+    breaker = new Breaker(watchBreaker(config.breaker, tele, complain));
   }
-  checkOptions('createConcurrencyLimiter', options, OPTION_NAMES);
-  const { store, limit } = options;
-  if (typeof store !== 'object' || store === null || !isLeaseStore(store)) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'createConcurrencyLimiter: store must implement acquireLease, releaseLease and extendLease',
-    );
-  }
-  if (!Number.isSafeInteger(limit) || limit <= 0) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      'createConcurrencyLimiter: limit must be a positive integer',
-    );
-  }
-  const leaseMs = durationOption(options.leaseMs, 'createConcurrencyLimiter: leaseMs');
-  const prefix = options.prefix ?? 'floodgate';
-  validatePrefix(prefix);
-  const t = options.timeoutMs;
-  if (t !== undefined && t !== false && (!Number.isSafeInteger(t) || t <= 0)) {
-    throw new FloodgateError('INVALID_OPTION', 'timeoutMs must be a positive integer or false');
-  }
-  const remote = (store as { remote?: unknown }).remote === true;
-  const timeoutMs =
-    t === false ? undefined : (t ?? (remote ? DEFAULT_REMOTE_TIMEOUT_MS : undefined));
+  // Guarded: the store already failed, and the lease `onStoreError` gave stands.
+  const onError = guardHook(options.onError, 'onError', complain);
+  const report = leaseReporter(options.onDecision, tele, complain);
+  const context: LeaseContext = { leaseMs, holds: new HoldTimes(), report };
+  const primary: Holder = { store, timeoutMs, breaker };
+  // The fallback is in-process: no timer and no breaker of its own (as createLimiter's).
+  const secondary: Holder | undefined =
+    typeof onStoreError === 'object'
+      ? { store: onStoreError, timeoutMs: undefined, breaker: undefined }
+      : undefined;
+
   const key = (identity: string): string => {
     validateIdentity(identity);
     return policyKey(prefix, encodeIdentity(identity), 'concurrency');
   };
+
+  /** The lease a store's grant stands for, on the holder that granted it. */
+  const leaseOf = (
+    grant: LeaseGrant,
+    ref: LeaseRef,
+    identity: string,
+    holder: Holder,
+    reason: Reason,
+  ): Lease => {
+    if (grant.allowed)
+      return new HeldLease(ref, identity, grant.remaining, holder, context, reason);
+    const expected = context.holds.wait(grant.retryAfterMs);
+    return deniedLease(grant.remaining, grant.retryAfterMs, expected, reason);
+  };
+
+  /** What `onStoreError` answers when the store could not (or the breaker kept it from asking). */
+  async function fallBack(
+    ref: LeaseRef,
+    identity: string,
+    error: FloodgateError | (() => FloodgateError),
+  ): Promise<Lease> {
+    if (onStoreError === 'throw') throw typeof error === 'function' ? error() : error;
+    const reason: Reason =
+      typeof error !== 'function' && error.code === 'STORE_TIMEOUT'
+        ? 'store-timeout'
+        : 'store-unavailable';
+    if (onStoreError === 'allow') return new UnheldLease(identity, ref.cost, context, reason);
+    if (onStoreError === 'deny') return deniedLease(0, 1000, 1000, reason);
+    const grant = await fallbackAcquire(secondary!.store, ref);
+    return leaseOf(grant, ref, identity, secondary!, reason);
+  }
+
+  /** A fallback store's acquire: its failure is a store failure too, never a caller's. */
+  async function fallbackAcquire(fallback: LeaseStore, ref: LeaseRef): Promise<LeaseGrant> {
+    try {
+      return await fallback.acquireLease({ ...ref, limit, leaseMs });
+    } catch (cause) {
+      throw isCallerError(cause) ? cause : storeError(cause);
+    }
+  }
+
+  async function acquire(identity: string, ref: LeaseRef): Promise<Lease> {
+    if (breaker !== undefined && !breaker.admit()) return fallBack(ref, identity, open);
+    // With a timeout, the store is told when this call gives up: a Redis script that runs
+    // later (a stalled network delivers it after healing) grants nothing.
+    const request: LeaseRequest =
+      timeoutMs === undefined
+        ? { ...ref, limit, leaseMs }
+        : { ...ref, limit, leaseMs, deadline: performance.now() + timeoutMs };
+    let grant: LeaseGrant;
+    const asked = store.acquireLease(request);
+    try {
+      grant = await withTimeout(asked, timeoutMs, request.deadline);
+    } catch (cause) {
+      if (isCallerError(cause)) {
+        breaker?.release();
+        throw cause;
+      }
+      // A grant that still arrives (its script ran in time, its answer did not) has no holder:
+      // free it when it comes.
+      asked.then((late) => late.allowed && store.releaseLease(ref)).catch(() => {});
+      const error = storeError(cause);
+      breaker?.failure(error);
+      if (onStoreError !== 'throw') onError?.(error);
+      return fallBack(ref, identity, error);
+    }
+    breaker?.success();
+    return leaseOf(grant, ref, identity, primary, undefined);
+  }
+
   return {
     limit,
     leaseMs,
@@ -269,23 +185,24 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
         );
       }
       const ref: LeaseRef = { key: k, id: leaseId(), cost };
-      let grant: LeaseGrant;
-      const asked = store.acquireLease({ ...ref, limit, leaseMs });
+      if (report === undefined) return acquire(identity, ref);
+      const startedAt = performance.now();
+      const base = { operation: 'acquire' as const, identity, cost };
+      let lease: Lease;
       try {
-        grant = await withTimeout(asked, timeoutMs);
+        lease = await acquire(identity, ref);
       } catch (error) {
-        // Nobody will hold a lease granted after this gave up: free it when its answer comes.
-        asked.then((late) => late.allowed && store.releaseLease(ref)).catch(() => {});
-        throw storeError(error);
+        const durationMs = performance.now() - startedAt;
+        if (!isCallerError(error)) {
+          const event = { ...base, outcome: 'error', lease: undefined, durationMs, error };
+          report(event as LeaseEvent, startedAt);
+        }
+        throw error;
       }
-      if (grant.allowed) return new HeldLease(ref, grant.remaining, store, leaseMs, timeoutMs);
-      return {
-        allowed: false,
-        remaining: grant.remaining,
-        retryAfterMs: grant.retryAfterMs,
-        release: DENIED_RELEASE,
-        extend: DENIED_EXTEND,
-      };
+      const outcome: LeaseEvent['outcome'] =
+        lease.reason !== undefined ? 'fallback' : lease.allowed ? 'acquired' : 'denied';
+      report({ ...base, outcome, lease, durationMs: performance.now() - startedAt }, startedAt);
+      return lease;
     },
   };
 }

@@ -1,4 +1,5 @@
 import { bindsInstead, combined } from './binding.js';
+import { applyShadow, partlyShadowed, shadowMask } from './shadow.js';
 import type { PolicyResult } from './store-types.js';
 import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
 
@@ -35,7 +36,10 @@ function single(p: Policy, r: PolicyResult): Decision {
 
 /**
  * Combines per-policy results into the decision a caller sees, and names its binding policy
- * (the rule is on `Decision.binding`).
+ * (the rule is on `Decision.binding`). Shadowed policies (`Policy.shadow`) are mapped as a
+ * limiter with these policies maps them: beside enforced ones, they are reported in `shadowed`
+ * and take no part in the rest; when every policy is shadowed, a denial becomes an admission
+ * that says `shadowDenied`.
  * @example
  * What a limiter does with a store's answer (useful when calling a store directly, as tests do).
  * ```ts
@@ -47,6 +51,18 @@ function single(p: Policy, r: PolicyResult): Decision {
  * ```
  */
 export function toDecision(
+  policies: readonly Policy[],
+  results: readonly PolicyResult[],
+  reason?: DecisionReason,
+): Decision {
+  const mask = shadowMask(policies, false);
+  if (mask === undefined) return plainDecision(policies, results, reason);
+  if (mask === true) return applyShadow(plainDecision(policies, results, reason));
+  return partlyShadowed(policies, results, mask, reason);
+}
+
+/** `toDecision` for policies none of which is shadowed (the limiter's hot path). */
+export function plainDecision(
   policies: readonly Policy[],
   results: readonly PolicyResult[],
   reason?: DecisionReason,

@@ -1,4 +1,5 @@
 import { FloodgateError } from './errors.js';
+import { warnOnce } from './warn.js';
 
 /**
  * Milliseconds, or a string such as `'500ms'`, `'30s'`, `'1m'`, `'1h'`, `'1d'`.
@@ -23,6 +24,9 @@ const UNIT_MS: Record<DurationUnit, number> = {
 };
 // Digits with an optional fraction, then one unit; signs and exponents are refused on purpose.
 const PATTERN = /^(\d+(?:\.\d+)?) ?(ms|s|m|h|d)$/;
+// Said in the error for a string that is no duration, so the fix is in the message.
+const GRAMMAR =
+  "write a number of ms, or a number and one unit: 'ms', 's', 'm', 'h' or 'd' ('500ms', '30s', '1.5m', '1h', '1d')";
 
 /**
  * Parses a duration to whole, positive milliseconds. `what` names the field in the error, so
@@ -43,19 +47,36 @@ export function parseDuration(value: unknown, what: string): number {
     if (read === undefined)
       throw new FloodgateError(
         'INVALID_POLICY',
-        `${what}: cannot read duration ${JSON.stringify(value)}`,
+        `${what}: cannot read duration ${JSON.stringify(value)}: ${GRAMMAR}`,
       );
     ms = read;
   } else {
     throw new FloodgateError(
       'INVALID_POLICY',
-      `${what}: expected ms or a duration string, got ${typeof value}`,
+      `${what}: expected ms or a duration string, got ${typeof value}: ${GRAMMAR}`,
     );
   }
   if (!Number.isSafeInteger(ms) || ms <= 0) {
     throw new FloodgateError(
       'INVALID_POLICY',
       `${what}: must be a positive whole number of ms, got ${String(value)}`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * A policy's window or interval: `parseDuration`, and a bare number under 1000 warns once per
+ * process (`SHORT_INTERVAL`). rate-limiter-flexible's `duration` is in seconds, and
+ * `interval: 60` written from that habit is 60 ms: a limit 1000 times looser than meant, which
+ * nothing else would reveal. A string (`'60ms'`) says the unit was meant and stays silent.
+ */
+export function parseInterval(value: unknown, what: string): number {
+  const ms = parseDuration(value, what);
+  if (typeof value === 'number' && ms < 1000) {
+    warnOnce(
+      'SHORT_INTERVAL',
+      `${what}: ${ms} is ${ms} ms. For seconds write '${ms}s'; to keep ms and silence this warning write '${ms}ms'.`,
     );
   }
   return ms;

@@ -6,7 +6,7 @@ export type { DecisionEvent } from './decision-event.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { createLimiter } from './limiter.js';
-export type { Limiter, LimiterOptions, WaitOptions } from './limiter-types.js';
+export type { Limiter, LimiterOptions, RefundOptions, WaitOptions } from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';

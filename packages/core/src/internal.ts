@@ -9,6 +9,7 @@
 export { durationStringMs } from './duration.js';
 export { checkOptions, type OptionNames } from './options.js';
 export { newVerdict, type Verdict } from './policies/common.js';
+export { shadowingOf } from './policies/compose.js';
 export { fixedWindowKernel } from './policies/fixed_window.js';
 export type { Kernel, PerCallParams, PolicyKindRow, RefundKernel } from './policies/kinds.js';
 export { leakyBucketKernel } from './policies/leaky_bucket.js';
@@ -17,3 +18,4 @@ export { slidingWindowKernel } from './policies/sliding_window.js';
 export { slidingWindowLogKernel } from './policies/sliding_window_log.js';
 export { POLICY_TABLE } from './policies/table.js';
 export { bucketKernel, tokenBucketKernel } from './policies/token_bucket.js';
+export { printWarning, warnOnce } from './warn.js';

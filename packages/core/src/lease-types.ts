@@ -41,6 +41,13 @@ export interface LeaseRequest extends LeaseRef {
   readonly limit: number;
   /** The lease frees itself this long after it was granted (or last extended). */
   readonly leaseMs: number;
+  /**
+   * The `performance.now()` instant from which the caller may have given up on this request
+   * (the limiter's `timeoutMs`). A remote store grants nothing from then on, so a request that
+   * reaches it late (a stalled network delivers it after healing) holds no slot; an in-process
+   * store, which answers at once, may ignore it. Absent: no deadline.
+   */
+  readonly deadline?: number;
 }
 
 /**

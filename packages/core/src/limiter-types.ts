@@ -105,6 +105,32 @@ export interface WaitOptions {
 }
 
 /**
+ * What `Limiter.refund` gives back.
+ * @example
+ * Giving back exactly what one admission charged.
+ * ```ts
+ * import type { Limiter } from '@floodgate/core';
+ *
+ * declare const limiter: Limiter;
+ * const decision = await limiter.limit('key_123', { cost: 3 });
+ * // ... the work failed and should not count:
+ * await limiter.refund('key_123', { cost: 3, decision });
+ * ```
+ */
+export interface RefundOptions {
+  /** Units to give back: the admission's own cost. @default 1 */
+  cost?: number;
+  /**
+   * The decision of the admission being given back (this limiter's, for this identity). With it
+   * the refund gives back only what that admission charged: nothing when it was denied or decided
+   * without the store (`reason`), only the enforced policies when a shadowed one would have denied
+   * (`shadowDenied`: the shadowed policies were not charged). Without it, every policy gets `cost`
+   * back, which over-refunds a shadowed policy that was not charged.
+   */
+  decision?: Decision;
+}
+
+/**
  * A limiter made by `createLimiter`: decides, peeks and resets per identity.
  * @example
  * A function that takes any limiter, whatever its store and policies.
@@ -130,8 +156,9 @@ export interface Limiter {
    * response that failed or succeeded, a job that did nothing). It never gives back more than
    * the identity has charged in the policy's current window (each kind's rule is in
    * docs/algorithms.md), and leaves blocks (`blockFor`) as they are. A store failure rejects.
+   * With `decision` (the admission's own), only what that admission charged is given back.
    */
-  refund(identity: string, options?: { cost?: number }): Promise<void>;
+  refund(identity: string, options?: RefundOptions): Promise<void>;
   /**
    * Waits for a turn: resolves with an admitted decision once every policy admits `cost` (after
    * sleeping a leaky bucket's `delayMs`: a resolved wait means go now). Waiters of one identity

@@ -1,13 +1,22 @@
 import { BlockedCache } from './blocked-cache.js';
 import { Breaker, type BreakerState } from './breaker.js';
 import { LimiterCall } from './call.js';
-import { toDecision } from './decision.js';
+import { plainDecision } from './decision.js';
 import { FloodgateError, isCallerError, storeError } from './errors.js';
 import { callKeys, encodeIdentity, validateIdentity, validatePrefix } from './keys.js';
 import { timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
 import type { Limiter, LimiterOptions } from './limiter-types.js';
-import { complainer, observed, reporter, storeKind, timedStore, watchBreaker } from './observe.js';
-import { applyShadow, shadowMask } from './shadow.js';
+import {
+  complainer,
+  guardHook,
+  observed,
+  reporter,
+  storeKind,
+  timedStore,
+  watchBreaker,
+} from './observe.js';
+import { refundDecisionOf, refundScope } from './refund.js';
+import { applyShadow, partlyShadowed, shadowMask } from './shadow.js';
 import type { PolicyResult, StoreCall } from './store-types.js';
 import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
@@ -43,9 +52,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const list = policies.slice();
   const prefix = options.prefix ?? 'floodgate';
   validatePrefix(prefix);
-  const { onError } = options;
   // Telemetry is bound once, here: without it the store is used as given and nothing is timed.
   const complain = complainer();
+  const onError = guardHook(options.onError, 'onError', complain);
   const tele = options.telemetry?.bind({
     limiter: prefix,
     store: storeKind(options.store),
@@ -65,14 +74,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const breaker = breakerOption
     ? new Breaker(watchBreaker(breakerOption === true ? {} : breakerOption, tele, complain))
     : undefined;
-  /** The decision the results give, shadowed denials turned into admissions. */
+  /** The decision the results give, shadowed policies reported and not enforced (shadow.ts). */
   const decide = (
     ps: readonly Policy[],
     results: readonly PolicyResult[],
     reason?: DecisionReason,
   ): Decision => {
-    const d = toDecision(ps, results, reason);
-    return shadow === undefined ? d : applyShadow(d, shadow);
+    if (shadow === undefined) return plainDecision(ps, results, reason);
+    if (shadow === true) return applyShadow(plainDecision(ps, results, reason));
+    return partlyShadowed(ps, results, shadow, reason);
   };
   const open = (): FloodgateError =>
     new FloodgateError(
@@ -152,7 +162,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
     spare = call;
     // One test of a constant per decision; the shadow mapping runs only in shadow mode.
-    const d = shadow === undefined ? toDecision(list, results) : decide(list, results);
+    const d = shadow === undefined ? plainDecision(list, results) : decide(list, results);
     // Not dead code: the read makes V8 check the decision's hidden class, and knowing it V8
     // fulfils the promise without a generic lookup of `d.then` (6 % of a decision's instructions).
     void d.allowed;
@@ -232,7 +242,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
     const cached = cache.lookup(id, cost, clock);
     // A shadow denial is an admission: never cached, so never served from the cache.
-    if (cached !== undefined) return Promise.resolve(decide(list, cached, 'blocked-cache'));
+    if (cached !== undefined) return Promise.resolve(cached);
     const flight = cache.start(id);
     const epoch = flight.epoch;
     // Not an async function (`run` reports every failure as a rejection): one promise and one
@@ -250,9 +260,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (id: string, cost: number, mode: StoreCall['mode']): LimiterCall =>
+  const callOf = (id: string, cost: number, mode: StoreCall['mode'], ps = policies): LimiterCall =>
     new LimiterCall(
-      policies,
+      ps,
       prefix,
       id,
       cost,
@@ -260,13 +270,33 @@ export function createLimiter(options: LimiterOptions): Limiter {
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
     );
 
+  /** A refund of `charged` only (the enforced policies of a partly shadowed limiter). */
+  const refundCallOf = (charged: readonly Policy[], id: string, cost: number): LimiterCall =>
+    new LimiterCall(
+      charged,
+      prefix,
+      id,
+      cost,
+      'refund',
+      timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+    );
+  const charged = refundScope(policies, shadow);
   let waiting: WaitQueues | undefined;
   const queues = (): WaitQueues =>
     // Made at the first wait(); in shadow mode nothing is held back (no leaky-bucket delay).
     (waiting ??= new WaitQueues(
-      (id, cost) =>
-        blocked === undefined ? run(id, cost, 'limit') : limitBlocked(blocked, id, cost),
+      {
+        // With `ps` (wait-turn.ts: queues cut to a waiter's time left), around the cache.
+        decide: (id, cost, ps) =>
+          ps !== undefined
+            ? runRemote(callOf(id, cost, 'limit', ps))
+            : blocked === undefined
+              ? run(id, cost, 'limit')
+              : limitBlocked(blocked, id, cost),
+        giveBack: (identity, cost, decision) => limiter.refund(identity, { cost, decision }),
+      },
       shadow !== true,
+      policies,
     ));
 
   const limiter: Limiter = {
@@ -299,7 +329,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
             `cost ${cost} exceeds the largest admissible cost ${capacity}`,
           );
         }
-        return queues().wait(id, cost, maxWaitMs, signal);
+        return queues().wait(id, cost, maxWaitMs, signal, identity);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -326,7 +356,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
     },
     async refund(identity, opts) {
-      const cost = costOf(opts, 'refund');
+      const decision = refundDecisionOf(opts);
+      const cost = costOf(decision === undefined ? opts : { cost: opts!.cost }, 'refund');
       const id = idOf(identity);
       // No admission ever charged more than the smallest capacity: nothing to give back.
       if (cost > capacity) {
@@ -335,11 +366,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
           `refund of ${cost} exceeds the largest admissible cost ${capacity}`,
         );
       }
+      const scope = decision === undefined ? policies : charged(decision);
+      if (scope === undefined) return;
       // The refund frees units: a cached denial of the identity may no longer hold, and one in
       // flight during the refund may predate it (as for reset).
       blocked?.invalidate(id);
       try {
-        await refundStore(callOf(id, cost, 'refund'));
+        await refundStore(
+          scope === policies ? callOf(id, cost, 'refund') : refundCallOf(scope, id, cost),
+        );
       } finally {
         blocked?.invalidate(id);
       }

@@ -11,6 +11,9 @@ import { timedOutDecision } from './wait.js';
 
 type Report = (event: DecisionEvent, startedAt: number) => void;
 
+/** Where a hook's failure goes: `complainer()`'s report, rate-limited. */
+export type Complain = (what: string, error: unknown, how?: 'threw' | 'rejected') => void;
+
 /** The outcome of a decision, as `DecisionEvent.outcome` defines it. */
 export function outcomeOf(d: Decision): DecisionEvent['outcome'] {
   if (d.reason === 'store-unavailable' || d.reason === 'store-timeout') return 'fallback';
@@ -19,13 +22,14 @@ export function outcomeOf(d: Decision): DecisionEvent['outcome'] {
 }
 
 /**
- * Reports an exception of a hook without letting it reach the caller: a metrics or logging bug
- * must not turn decisions into errors. Logged, at most once per 10 s, with how many were dropped.
+ * Reports a hook's failure (a throw, or a rejection of the promise it returned) without letting
+ * it reach the caller: a metrics or logging bug must not turn decisions into errors. Logged, at
+ * most once per 10 s, with how many were dropped.
  */
-export function complainer(): (what: string, error: unknown) => void {
+export function complainer(): Complain {
   let last = Number.NEGATIVE_INFINITY;
   let dropped = 0;
-  return (what, error) => {
+  return (what, error, how = 'threw') => {
     const now = Date.now();
     if (now - last < 10_000) {
       dropped++;
@@ -34,7 +38,45 @@ export function complainer(): (what: string, error: unknown) => void {
     last = now;
     const more = dropped === 0 ? '' : `; ${dropped} more since the last report`;
     dropped = 0;
-    console.error(`floodgate: ${what} threw, the decision stands${more}`, error);
+    console.error(`floodgate: ${what} ${how}, the decision stands${more}`, error);
+  };
+}
+
+/**
+ * What a hook returned, once it returned: an `async` hook's promise (or any thenable) that
+ * rejects is reported like a throw. Unwatched, the rejection would be unhandled, and Node exits
+ * on an unhandled rejection: a metrics backend that is down would take the process with it.
+ */
+export function watchResult(result: unknown, what: string, complain: Complain): void {
+  // Hooks are typed to return void: a sync hook's undefined costs this one comparison.
+  if (result === undefined || result === null) return;
+  if (typeof result !== 'object' && typeof result !== 'function') return;
+  try {
+    if (typeof (result as { then?: unknown }).then !== 'function') return;
+    // Promise.resolve adopts a foreign thenable too; a `then` that throws becomes a rejection.
+    Promise.resolve(result).then(undefined, (error: unknown) => complain(what, error, 'rejected'));
+  } catch (error) {
+    // A getter on `then` that throws.
+    complain(what, error);
+  }
+}
+
+/**
+ * The hook, called so that neither its throw nor its rejection reaches the caller (both go to
+ * `complain`); undefined when there is no hook. For hooks of one argument: `onError`.
+ */
+export function guardHook<T>(
+  hook: ((value: T) => unknown) | undefined,
+  what: string,
+  complain: Complain,
+): ((value: T) => void) | undefined {
+  if (hook === undefined) return undefined;
+  return (value) => {
+    try {
+      watchResult(hook(value), what, complain);
+    } catch (error) {
+      complain(what, error);
+    }
   };
 }
 
@@ -42,20 +84,20 @@ export function complainer(): (what: string, error: unknown) => void {
 export function reporter(
   onDecision: ((event: DecisionEvent) => void) | undefined,
   telemetry: LimiterTelemetry | undefined,
-  complain: (what: string, error: unknown) => void,
+  complain: Complain,
 ): Report | undefined {
   if (onDecision === undefined && telemetry === undefined) return undefined;
   return (event, startedAt) => {
     if (onDecision !== undefined) {
       try {
-        onDecision(event);
+        watchResult(onDecision(event), 'onDecision', complain);
       } catch (error) {
         complain('onDecision', error);
       }
     }
     if (telemetry !== undefined) {
       try {
-        telemetry.decided(event, startedAt);
+        watchResult(telemetry.decided(event, startedAt), 'telemetry', complain);
       } catch (error) {
         complain('telemetry', error);
       }
@@ -105,14 +147,10 @@ export function observed(base: Limiter, report: Report): Limiter {
 }
 
 /** The store with each `evaluate` timed for the telemetry (answered or failed). */
-export function timedStore(
-  store: Store,
-  tele: LimiterTelemetry,
-  complain: (what: string, error: unknown) => void,
-): Store {
+export function timedStore(store: Store, tele: LimiterTelemetry, complain: Complain): Store {
   const since = (t: number): void => {
     try {
-      tele.storeDuration((performance.now() - t) / 1000);
+      watchResult(tele.storeDuration((performance.now() - t) / 1000), 'telemetry', complain);
     } catch (error) {
       complain('telemetry', error);
     }
@@ -153,6 +191,7 @@ export function timedStore(
       }
     };
   }
+  if (store.kind !== undefined) timed.kind = store.kind;
   if (store.remote !== undefined) timed.remote = store.remote;
   if (store.isolatesFailures !== undefined) timed.isolatesFailures = store.isolatesFailures;
   if (store.fallback !== undefined) timed.fallback = () => store.fallback!();
@@ -160,34 +199,48 @@ export function timedStore(
   return timed;
 }
 
-/** The store's kind for metrics: a `kind` field if it has one, else its constructor's name. */
+/**
+ * The store's kind for metrics (`Store.kind`), or `'custom'`. Never the constructor's name: a
+ * bundler renames classes (`_MemoryStore`), and a metric attribute must not change with a build.
+ */
 export function storeKind(store: Store): string {
   const kind = (store as { kind?: unknown }).kind;
-  if (typeof kind === 'string') return kind;
-  const name = (store as { constructor?: { name?: unknown } }).constructor?.name;
-  return typeof name === 'string' && name !== '' ? name : 'unknown';
+  return typeof kind === 'string' && kind !== '' ? kind : 'custom';
 }
 
-/** The breaker's options with its transitions told to the telemetry too. */
+/**
+ * The breaker's options with its transitions told to the telemetry too, and its
+ * `onStateChange` guarded: the Breaker calls it while a decision is made (from a store failure),
+ * where its throw would fail the decision instead of letting it fall back.
+ */
 export function watchBreaker(
   o: BreakerOptions,
   tele: LimiterTelemetry | undefined,
-  complain: (what: string, error: unknown) => void,
+  complain: Complain,
 ): BreakerOptions {
-  if (tele === undefined || typeof o !== 'object' || o === null) return o;
+  if (typeof o !== 'object' || o === null) return o;
   const told = o.onStateChange;
   if (told !== undefined && typeof told !== 'function') return o; // the Breaker says why
+  if (tele === undefined && told === undefined) return o;
   let from: BreakerState = 'closed';
   return {
     ...o,
     onStateChange(state, error) {
-      try {
-        tele.breakerChanged(from, state);
-      } catch (e) {
-        complain('telemetry', e);
+      if (tele !== undefined) {
+        try {
+          watchResult(tele.breakerChanged(from, state), 'telemetry', complain);
+        } catch (e) {
+          complain('telemetry', e);
+        }
       }
       from = state;
-      told?.(state, error);
+      if (told !== undefined) {
+        try {
+          watchResult(told(state, error), 'breaker.onStateChange', complain);
+        } catch (e) {
+          complain('breaker.onStateChange', e);
+        }
+      }
     },
   };
 }

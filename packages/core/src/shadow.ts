@@ -1,9 +1,14 @@
-// Shadow mode: denials reported, not enforced. The store call is the one enforce mode makes (an
-// admission charges, a would-be denial charges nothing), so shadowing is a mapping of the
-// decision the store's results give, applied wherever the limiter builds one (store, fallback,
-// blocked-key cache).
-import { bindsInstead } from './binding.js';
-import type { Decision, Policy, PolicyDecision } from './types.js';
+// Shadow mode: denials reported, not enforced. Two shapes (docs/operations.md, "Shadow mode"):
+// - A limiter that shadows everything (`shadow: true`, or every policy shadowed) charges as an
+//   enforcing one would (an admission charges, a would-be denial charges nothing), so its
+//   decision is the store's, a denial turned into an admission that says `shadowDenied`.
+// - A limiter that shadows some policies beside enforced ones: the store charges the enforced
+//   policies as if the shadowed ones were absent (compose.ts evaluateAll), and the decision
+//   describes the enforced policies only. The shadowed ones' parts are in `shadowed`, out of
+//   everything a client is shown (headers, the 429 body, `Retry-After`, delays, merges).
+import { bindsInstead, combined } from './binding.js';
+import type { PolicyResult } from './store-types.js';
+import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
 
 /** Which policies are shadowed: all (`true`), some (by index), or none (`undefined`). */
 export type ShadowMask = true | readonly boolean[] | undefined;
@@ -15,40 +20,70 @@ export function shadowMask(policies: readonly Policy[], limiterShadow: boolean):
 }
 
 /**
- * The decision with shadowed denials turned into admissions that say `shadowDenied`. A denial
- * by an enforced policy stands, its wait taken from the enforced policies only (and its binding,
- * when a shadowed policy bound). An admission is returned as it is (the same object).
+ * A fully shadowed limiter's decision: a denial turned into an admission that says
+ * `shadowDenied`, its denying policies marked `shadow`. An admission is returned as it is.
  */
-export function applyShadow(d: Decision, mask: true | readonly boolean[]): Decision {
+export function applyShadow(d: Decision): Decision {
   if (d.allowed) return d;
-  // The shadowed policies that denied say so (`shadow: true`): they are reported, not enforced.
-  const parts = d.policies.map((p, i) =>
-    !p.allowed && (mask === true || mask[i] === true) ? { ...p, shadow: true as const } : p,
-  );
-  let binding = parts[d.policies.indexOf(d.binding)] ?? d.binding;
-  if (mask !== true) {
-    let enforced: PolicyDecision | undefined;
-    let retryAfterMs = 0;
-    let enforcedDenial = false;
-    for (let i = 0; i < parts.length; i++) {
-      if (mask[i] === true) continue;
-      const p = parts[i]!;
-      if (!p.allowed) enforcedDenial = true;
-      retryAfterMs = Math.max(retryAfterMs, p.retryAfterMs);
-      if (enforced === undefined || bindsInstead(p, enforced)) enforced = p;
-    }
-    if (enforcedDenial && enforced !== undefined) {
-      // The denial stands: its wait and binding are the enforced policies'.
-      if (mask[d.policies.indexOf(d.binding)] === true) binding = enforced;
-      return {
-        ...d,
-        limit: binding.limit,
-        remaining: binding.remaining,
-        retryAfterMs: Math.max(0, retryAfterMs),
-        policies: parts,
-        binding,
-      };
-    }
-  }
+  const parts = d.policies.map((p) => (p.allowed ? p : { ...p, shadow: true as const }));
+  const binding = parts[d.policies.indexOf(d.binding)] ?? d.binding;
   return { ...d, allowed: true, policies: parts, binding, shadowDenied: true };
+}
+
+function part(p: Policy, r: PolicyResult, shadow: boolean): PolicyDecision {
+  const out = {
+    name: p.name,
+    kind: p.kind,
+    limit: p.limit,
+    windowMs: p.windowMs,
+    allowed: Boolean(r.allowed),
+    remaining: r.remaining,
+    resetAfterMs: r.resetAfterMs,
+    retryAfterMs: r.retryAfterMs,
+    delayMs: r.delayMs,
+  };
+  return shadow ? { ...out, shadow: true } : out;
+}
+
+/**
+ * The decision of a limiter that shadows some of its policies (`mask`, at least one of each):
+ * allowed, waits, binding and `policies` from the enforced policies alone; the shadowed ones'
+ * parts in `shadowed`, and `shadowDenied` when the enforced ones admitted and a shadowed one
+ * would not have.
+ */
+export function partlyShadowed(
+  policies: readonly Policy[],
+  results: readonly PolicyResult[],
+  mask: readonly boolean[],
+  reason?: DecisionReason,
+): Decision {
+  const enforced: PolicyDecision[] = [];
+  const shadowed: PolicyDecision[] = [];
+  let allowed = true;
+  let watchedDenied = false;
+  let resetAfterMs = 0;
+  let retryAfterMs = 0;
+  let delayMs = 0;
+  let binding: PolicyDecision | undefined;
+  for (let i = 0; i < policies.length; i++) {
+    const r = results[i]!;
+    if (mask[i] === true) {
+      if (!r.allowed) watchedDenied = true;
+      shadowed.push(part(policies[i]!, r, true));
+      continue;
+    }
+    const p = part(policies[i]!, r, false);
+    enforced.push(p);
+    if (!p.allowed) allowed = false;
+    resetAfterMs = Math.max(resetAfterMs, p.resetAfterMs);
+    retryAfterMs = Math.max(retryAfterMs, p.retryAfterMs);
+    delayMs = Math.max(delayMs, p.delayMs);
+    if (binding === undefined || bindsInstead(p, binding)) binding = p;
+  }
+  const d: Decision = {
+    ...combined(allowed, binding!, Math.max(0, resetAfterMs), retryAfterMs, delayMs, enforced),
+    shadowed,
+  };
+  const marked = allowed && watchedDenied ? { ...d, shadowDenied: true as const } : d;
+  return reason === undefined ? marked : { ...marked, reason };
 }

@@ -8,6 +8,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { combined } from './binding.js';
+import { FloodgateError } from './errors.js';
 import type { Limiter } from './limiter-types.js';
 import { checkSliceOptions, maxAgeOf, type SliceOptions, sliceCostOf } from './slices-options.js';
 import type { Decision, PolicyDecision } from './types.js';
@@ -70,6 +71,14 @@ class Slot {
 export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
   checkSliceOptions(limiter, options);
   if (limiter.shadow === true) return limiter;
+  // A slice is charged as one lease: a shadowed policy that would refuse the lease (and not the
+  // request) would send the request back to the store, charging the enforced policies twice.
+  if (limiter.policies.some((p) => p.shadow === true)) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'withSlices: a limiter that shadows some of its policies cannot be sliced (shadow all or none)',
+    );
+  }
   const policies = limiter.policies;
   const size = options.size;
   const shortest = Math.min(...policies.map((p) => p.windowMs));

@@ -95,6 +95,13 @@ export interface PolicyResult {
  * ```
  */
 export interface Store {
+  /**
+   * What the store is, for metrics and traces (the `floodgate.store` attribute): `'memory'`,
+   * `'redis'`, `'ioredis'`, `'node-redis'`, `'iovalkey'`, `'valkey-glide'`, `'sharded'`. A store
+   * without one is reported as `'custom'`: a class name is no substitute, bundlers rename classes
+   * (`_MemoryStore`).
+   */
+  readonly kind?: string;
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]>;
   /**
    * Optional synchronous `evaluate`, for in-process stores: the limiter then decides without a

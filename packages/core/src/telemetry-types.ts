@@ -3,6 +3,7 @@
 // the one implementation Floodgate ships.
 import type { BreakerState } from './breaker.js';
 import type { DecisionEvent } from './decision-event.js';
+import type { LeaseEvent } from './lease-event.js';
 
 /**
  * What a limiter tells its telemetry about itself when it is built. No identity ever appears
@@ -12,13 +13,13 @@ import type { DecisionEvent } from './decision-event.js';
  * ```ts
  * import type { TelemetryTarget } from '@floodgate/core/telemetry';
  *
- * const target: TelemetryTarget = { limiter: 'api', store: 'MemoryStore', breakerState: () => undefined };
+ * const target: TelemetryTarget = { limiter: 'api', store: 'memory', breakerState: () => undefined };
  * ```
  */
 export interface TelemetryTarget {
   /** The limiter's `prefix`. */
   readonly limiter: string;
-  /** The store's kind: its `kind` field if it has one, else its constructor's name. */
+  /** The store's `kind` (`'memory'`, `'ioredis'`, …), or `'custom'` for a store without one. */
   readonly store: string;
   /** The limiter's breaker state now, or undefined without a breaker. */
   readonly breakerState: () => BreakerState | undefined;
@@ -50,6 +51,12 @@ export interface LimiterTelemetry {
   storeDuration(seconds: number): void;
   /** The limiter's breaker moved `from` one state `to` another. */
   breakerChanged(from: BreakerState, to: BreakerState): void;
+  /**
+   * A concurrency limiter's acquire or release (`createConcurrencyLimiter`); `startedAt` is the
+   * `performance.now()` instant the call began. Optional: a telemetry without it hears nothing
+   * of leases.
+   */
+  leased?(event: LeaseEvent, startedAt: number): void;
 }
 
 /**
@@ -69,6 +76,9 @@ export interface LimiterTelemetry {
  * ```
  */
 export interface Telemetry {
-  /** Called once by `createLimiter`, with what the limiter says about itself. */
+  /**
+   * Called once by `createLimiter` or `createConcurrencyLimiter`, with what the limiter says
+   * about itself.
+   */
   bind(target: TelemetryTarget): LimiterTelemetry;
 }

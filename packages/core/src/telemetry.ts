@@ -17,6 +17,7 @@ import {
 } from '@opentelemetry/api';
 import type { BreakerState } from './breaker.js';
 import type { DecisionEvent } from './decision-event.js';
+import { leaseInstruments } from './telemetry-leases.js';
 import type { LimiterTelemetry, Telemetry, TelemetryTarget } from './telemetry-types.js';
 
 export type { LimiterTelemetry, Telemetry, TelemetryTarget };
@@ -62,7 +63,10 @@ const STORE_BUCKETS = [
  *   by `floodgate.breaker.state`;
  * - `floodgate.breaker.transitions` (counter, `{transition}`), by the state moved to;
  * - a span per decision, `floodgate.limit` or `floodgate.wait`, with the decision's attributes,
- *   its status an error when the store failed (outcomes `error` and `fallback`).
+ *   its status an error when the store failed (outcomes `error` and `fallback`);
+ * - of a concurrency limiter: `floodgate.leases` (counter, `{lease}`) by `floodgate.limiter` and
+ *   `floodgate.outcome` (`acquired`, `denied`, `fallback`, `error`, `released`, `expired`),
+ *   `floodgate.lease.held` (histogram, `s`: grant to release), and a `floodgate.acquire` span.
  * Identities never appear in an attribute. One `openTelemetry()` may serve many limiters.
  * @example
  * ```ts
@@ -102,6 +106,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
     unit: '{state}',
     description: 'Circuit breaker state: 1 for the current state, 0 for the others.',
   });
+  const leases = leaseInstruments(meter, tracer);
   // Weakly held: a limiter dropped by the app stops being observed instead of being kept alive.
   const watched = new Set<WeakRef<TelemetryTarget>>();
   breakerState.addCallback((result) => {
@@ -164,6 +169,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
         breakerChanged(_from, to) {
           transitions.add(1, { ...storeAttributes, 'floodgate.breaker.state': to });
         },
+        leased: leases.bind(limiter, target.store),
       };
     },
   };

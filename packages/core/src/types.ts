@@ -84,7 +84,11 @@ export interface PolicyDecision {
   readonly retryAfterMs: number;
   /** leakyBucket only: how long an admitted request waits before it proceeds. */
   readonly delayMs: number;
-  /** Present (and `true`) on a shadowed policy's denial: reported, not enforced. */
+  /**
+   * Present (and `true`) on a shadowed policy's part: in `Decision.shadowed` when the limiter
+   * enforces other policies, or on a denial of a limiter that shadows everything. Reported, not
+   * enforced.
+   */
   readonly shadow?: true;
 }
 
@@ -142,7 +146,11 @@ export interface Decision {
   readonly retryAfterMs: number;
   /** leakyBucket shaping: how long to wait before proceeding (0 for other policies). */
   readonly delayMs: number;
-  /** Every policy's part, in the order the limiter was given its policies. */
+  /**
+   * Every enforced policy's part, in the order the limiter was given its policies. A limiter
+   * that shadows some policies beside enforced ones lists the shadowed ones in `shadowed`
+   * instead; one that shadows every policy lists them all here.
+   */
   readonly policies: readonly PolicyDecision[];
   /**
    * The policy that binds: the one with the fewest `remaining` units, whether the request was
@@ -159,8 +167,18 @@ export interface Decision {
   readonly reason?: DecisionReason;
   /**
    * Present (and `true`) only in shadow mode, when enforcing would have denied: the decision is
-   * allowed, and `retryAfterMs`, `binding` and the denying `policies` say what the denial would
-   * have been. The store charged nothing, as for a denial.
+   * allowed. In a limiter that shadows everything, `retryAfterMs`, `binding` and the denying
+   * `policies` say what the denial would have been, and the store charged nothing, as for a
+   * denial. In a limiter that shadows some policies, the enforced ones were charged as if the
+   * shadowed ones were absent, and the shadowed ones nothing; `shadowed` says which would deny.
    */
   readonly shadowDenied?: true;
+  /**
+   * The shadowed policies' parts (each with `shadow: true`), present only when the limiter
+   * shadows some policies beside enforced ones. Nothing in the decision's other fields comes from
+   * them: what a client is shown (headers, the 429 body, `Retry-After`, a delay) describes the
+   * enforced policies alone. A shadowed policy is charged only when every policy admits, so its
+   * counts are what enforcing it would have counted.
+   */
+  readonly shadowed?: readonly PolicyDecision[];
 }

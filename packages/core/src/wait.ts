@@ -1,18 +1,17 @@
 // `limiter.wait()`: waiters of one identity in a queue of their own, served first in, first out.
 // A queue has one timer, for its first waiter only: when it fires, that waiter alone asks the
-// store again (no thundering retries); once it is admitted the next one asks at once.
+// store again (no thundering retries); once it is admitted the next one asks at once. A waiter
+// asks with its leaky buckets' queues cut to its time left (wait-turn.ts): a turn past its
+// maxWaitMs is refused, and charged nothing.
 import { FloodgateError } from './errors.js';
-import type { WaitOptions } from './limiter-types.js';
-import { checkOptions, type OptionNames } from './options.js';
-import type { Decision } from './types.js';
+import type { Decision, Policy } from './types.js';
+import { Turns } from './wait-turn.js';
 
-const WAIT_NAMES = {
-  cost: true,
-  maxWaitMs: true,
-  signal: true,
-} as const satisfies OptionNames<WaitOptions>;
+export { checkWaitOptions } from './wait-options.js';
 
 interface Waiter {
+  /** As the caller gave it (`giveBack` takes it); the queue is keyed by its encoded form. */
+  readonly identity: string;
   readonly cost: number;
   /** `performance.now()` instant after which it must not be admitted. */
   readonly deadline: number;
@@ -30,7 +29,7 @@ interface Queue {
   timer: ReturnType<typeof setTimeout> | undefined;
   /** The first waiter, admitted, sleeping its `delayMs` before it resolves. */
   held: { readonly waiter: Waiter; readonly decision: Decision } | undefined;
-  /** When the first waiter may ask again (`performance.now()`). */
+  /** No waiter is admitted before this (`performance.now()`): the first one's retry or turn. */
   retryAt: number;
   /** The denial that set `retryAt`. */
   denial: Decision | undefined;
@@ -50,76 +49,57 @@ function aborted(): FloodgateError {
   return new FloodgateError('ABORTED', 'the wait was aborted');
 }
 
-function timedOut(left: number, denial: Decision): FloodgateError {
+/** `turnMs`: from now, the earliest the turn can come. */
+function timedOut(left: number, turnMs: number, denial: Decision): FloodgateError {
   const error = new FloodgateError(
     'WAIT_TIMEOUT',
-    `the turn comes in ${denial.retryAfterMs} ms or later, after the ${Math.max(0, Math.floor(left))} ms left of maxWaitMs`,
+    `the turn comes in ${Math.ceil(turnMs)} ms or later, after the ${Math.max(0, Math.floor(left))} ms left of maxWaitMs`,
   );
   denials.set(error, denial);
   return error;
 }
 
 /**
- * The options of `wait()`, checked before any store is touched, the cost as `limit()` checks it
- * (the limiter checks it against its capacity). Throws `INVALID_OPTION` or `INVALID_COST`.
+ * What the waiting room asks of its limiter. `decide` is its `limit()`, unreported; with
+ * `policies`, it evaluates those instead (the same ids: the same keys and state) and bypasses
+ * the blocked-key cache, whose denials must be the limiter's own.
  */
-export function checkWaitOptions(options: unknown): {
-  cost: number;
-  maxWaitMs: number;
-  signal: AbortSignal | undefined;
-} {
-  if (typeof options !== 'object' || options === null) {
-    throw new FloodgateError('INVALID_OPTION', 'wait() takes { maxWaitMs, cost?, signal? }');
-  }
-  checkOptions('wait()', options, WAIT_NAMES);
-  const { cost = 1, maxWaitMs, signal } = options as WaitOptions & Record<string, unknown>;
-  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-    throw new FloodgateError(
-      'INVALID_COST',
-      `cost must be a positive safe integer, got ${String(cost)}`,
-    );
-  }
-  if (
-    typeof maxWaitMs !== 'number' ||
-    !(maxWaitMs === Number.POSITIVE_INFINITY || (Number.isSafeInteger(maxWaitMs) && maxWaitMs >= 0))
-  ) {
-    throw new FloodgateError(
-      'INVALID_OPTION',
-      `wait(): maxWaitMs must be a whole number ≥ 0 or Infinity, got ${String(maxWaitMs)}`,
-    );
-  }
-  const s = signal as AbortSignal | undefined;
-  if (
-    s !== undefined &&
-    (typeof s !== 'object' || s === null || typeof s.addEventListener !== 'function')
-  ) {
-    throw new FloodgateError('INVALID_OPTION', 'wait(): signal must be an AbortSignal');
-  }
-  return { cost, maxWaitMs, signal: s };
+export interface WaitPort {
+  decide(id: string, cost: number, policies: readonly Policy[] | undefined): Promise<Decision>;
+  /** Gives back what an admission charged (`limiter.refund` with its decision). */
+  giveBack(identity: string, cost: number, decision: Decision): Promise<unknown>;
 }
 
-/** The waiting room of one limiter. `decide` is its `limit()`, unreported. */
+/** The waiting room of one limiter, keyed by encoded identity. */
 export class WaitQueues {
   readonly #queues = new Map<string, Queue>();
-  readonly #decide: (identity: string, cost: number) => Promise<Decision>;
+  readonly #port: WaitPort;
   readonly #shapes: boolean;
+  readonly #turns: Turns;
 
-  /** `shapes`: sleep an admission's `delayMs` before resolving (off in shadow mode). */
-  constructor(decide: (identity: string, cost: number) => Promise<Decision>, shapes: boolean) {
-    this.#decide = decide;
+  /**
+   * `shapes`: sleep an admission's `delayMs` before resolving, and hold it within maxWaitMs (off
+   * in shadow mode, where nothing is held back). `policies`: the limiter's.
+   */
+  constructor(port: WaitPort, shapes: boolean, policies: readonly Policy[]) {
+    this.#port = port;
     this.#shapes = shapes;
+    this.#turns = new Turns(policies);
   }
 
+  /** `identity` encoded (the queue's key), and as the caller `given` it. */
   wait(
     identity: string,
     cost: number,
     maxWaitMs: number,
     signal: AbortSignal | undefined,
+    given: string,
   ): Promise<Decision> {
     if (signal?.aborted === true) return Promise.reject(aborted());
     return new Promise<Decision>((resolve, reject) => {
       const now = performance.now();
       const w: Waiter = {
+        identity: given,
         cost,
         deadline: now + maxWaitMs,
         signal,
@@ -142,7 +122,7 @@ export class WaitQueues {
       }
       // Behind a first waiter that was told to wait: this one cannot go before that turn.
       if (q.denial !== undefined && q.retryAt > w.deadline) {
-        reject(timedOut(w.deadline - now, q.denial));
+        reject(timedOut(w.deadline - now, q.retryAt - now, q.denial));
         return;
       }
       q.waiters.push(w);
@@ -177,11 +157,26 @@ export class WaitQueues {
     }
     q.busy = true;
     q.denial = undefined;
-    this.#decide(identity, w.cost).then(
+    const started = performance.now();
+    // Whole ms, as the store counts: a turn within them is one the waiter can sleep.
+    const leftMs = Math.max(0, Math.floor(w.deadline - started));
+    const cut = this.#shapes ? this.#turns.cut(w.cost, leftMs) : undefined;
+    this.#port.decide(identity, w.cost, cut?.policies).then(
       (d) => {
         q.busy = false;
         if (w.done) return this.#next(identity, q); // aborted while the store was asked
         if (d.allowed) {
+          if (d.delayMs > leftMs && this.#shapes) {
+            // A turn past the time left that no cut prevented (a leaky bucket with blockFor, or
+            // a store that ignored the cut): given back, and refused as a cut would have.
+            this.#remove(q, w);
+            this.#port.giveBack(w.identity, w.cost, d).catch(() => {
+              // A refund the store failed: the slot stays charged, as for any failed refund.
+            });
+            const denial = { ...d, allowed: false, retryAfterMs: d.delayMs, delayMs: 0 };
+            this.#settle(w, { error: timedOut(leftMs, d.delayMs, denial) });
+            return this.#next(identity, q);
+          }
           if (d.delayMs > 0 && this.#shapes) {
             // Admitted with a turn later (leakyBucket): it resolves when the turn comes, and
             // the next waiter asks then (one timer still).
@@ -194,13 +189,16 @@ export class WaitQueues {
           return this.#next(identity, q);
         }
         const now = performance.now();
-        const retryAt = now + d.retryAfterMs;
+        // The turn a cut bucket says it gives, from the attempt's start: up to 1 ms earlier than
+        // the true one (wait-turn.ts), never later; waiting does not bring it closer.
+        const turnAt = cut === undefined ? 0 : started + this.#turns.turnMs(cut, d, w.cost) - 1;
+        const retryAt = Math.max(now + d.retryAfterMs, turnAt);
         // First in, first out: no one is admitted before the first waiter, so every waiter whose
         // time runs out before its turn is told now, without waiting.
         for (const other of q.waiters.slice()) {
           if (retryAt > other.deadline) {
             this.#remove(q, other);
-            this.#settle(other, { error: timedOut(other.deadline - now, d) });
+            this.#settle(other, { error: timedOut(other.deadline - now, retryAt - now, d) });
           }
         }
         if (q.waiters.length === 0) return this.#next(identity, q);

@@ -49,7 +49,10 @@ describe('createConcurrencyLimiter', () => {
     const limiter = createConcurrencyLimiter({ store, limit: 1, leaseMs: 1000 });
     const lease = await limiter.acquire('u');
     store.failRelease = 1;
-    await expect(lease.release()).rejects.toThrow('connection reset');
+    await expect(lease.release()).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      cause: expect.objectContaining({ message: 'connection reset' }),
+    });
     await Promise.all([lease.release(), lease.release()]);
     await lease.release();
     expect(store.released).toHaveLength(1);

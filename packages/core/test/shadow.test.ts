@@ -102,7 +102,7 @@ describe('shadow mode', () => {
     });
   }
 
-  it('per policy: only shadowed denials are turned; an enforced denial stands with its own wait', async () => {
+  it('per policy: the enforced policies decide and charge as if the shadowed ones were absent', async () => {
     let now = 1_000_000;
     const store = new MapStore(() => now);
     const tight = fixedWindow({ limit: 1, window: '10s', name: 'tight', shadow: true });
@@ -110,14 +110,19 @@ describe('shadow mode', () => {
     const l = createLimiter({ store, policy: [tight, loose] });
     expect((await l.limit('u')).allowed).toBe(true);
     const second = await l.limit('u');
-    expect(second).toMatchObject({ allowed: true, shadowDenied: true });
-    expect(second.binding.name).toBe('tight');
-    expect(second.binding.shadow).toBe(true);
-    expect('shadow' in second.policies[1]!).toBe(false);
+    expect(second).toMatchObject({ allowed: true, shadowDenied: true, retryAfterMs: 0 });
+    // What a client is shown is the enforced policy's alone; the shadowed one is reported apart.
+    expect(second.binding.name).toBe('loose');
+    expect(second.policies.map((p) => p.name)).toEqual(['loose']);
+    expect(second.remaining).toBe(1);
+    expect(second.shadowed).toMatchObject([{ name: 'tight', allowed: false, shadow: true }]);
     expect(l.shadow).toBe(false);
-    expect(second.retryAfterMs).toBe(10_000 - 0);
-    // a would-be denial charged nothing in either policy: loose still has 2 left
-    expect((await l.peek('u')).policies[1]!.remaining).toBe(2);
+    // The would-be denial charged the enforced policy (as if alone) and not the shadowed one.
+    const after = await l.peek('u');
+    expect(after.policies[0]!.remaining).toBe(1);
+    expect(after.shadowed![0]!.remaining).toBe(0);
+    expect((await l.limit('u')).allowed).toBe(true);
+    expect((await l.limit('u')).allowed).toBe(false); // loose's 3, enforced
     // now deny by the enforced policy too
     const both = createLimiter({
       store,

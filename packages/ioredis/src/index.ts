@@ -56,6 +56,9 @@ export type IoRedisClient = Redis | Cluster;
  * ```
  */
 export class IoRedisStore extends RedisStore {
+  /** For metrics and traces (`Store.kind`). */
+  override readonly kind: string = 'ioredis';
+
   constructor(client: IoRedisClient, options: IoRedisStoreOptions = {}) {
     super(ioredisTransport(client), options);
   }

@@ -50,6 +50,9 @@ export type IoValkeyClient = Valkey | Cluster;
  * ```
  */
 export class IoValkeyStore extends IoRedisStore {
+  /** For metrics and traces (`Store.kind`). */
+  override readonly kind: string = 'iovalkey';
+
   constructor(client: IoValkeyClient, options: IoValkeyStoreOptions = {}) {
     // iovalkey's classes are ioredis's under new names (a fork): the same methods the store calls
     // (call, pipeline, nodes, status), typed apart, so the one implementation serves both. Its

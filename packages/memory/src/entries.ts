@@ -67,7 +67,8 @@ export function specOf(p: Policy): Spec {
 /** What a limiter's policies array resolves to, once: tables (for `prefix`) and specs. */
 export interface Resolved {
   readonly prefix: string | undefined;
-  /** Some policy has `blockFor`: its calls go through general.ts, not the fast path. */
+  /** Some policy has `blockFor`, or shadowed policies sit beside enforced ones: its calls go
+   * through general.ts, not the fast path. */
   readonly blocking: boolean;
   readonly tables: Table[];
   readonly specs: Spec[];

@@ -1,5 +1,11 @@
 import { FloodgateError, type Policy } from '@floodgate/core';
-import { checkOptions, newVerdict, type OptionNames, type Verdict } from '@floodgate/core/internal';
+import {
+  checkOptions,
+  newVerdict,
+  type OptionNames,
+  shadowingOf,
+  type Verdict,
+} from '@floodgate/core/internal';
 import type {
   LeaseGrant,
   LeaseRef,
@@ -75,6 +81,9 @@ export class MemoryStore implements Store, LeaseStore {
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
   static readonly #alive = new MemoryStore();
 
+  /** For metrics and traces (`Store.kind`). */
+  readonly kind: string = 'memory';
+
   readonly #now: () => number;
   readonly #eviction: EvictionClock;
   readonly #tables = new Map<string, Table>();
@@ -134,7 +143,10 @@ export class MemoryStore implements Store, LeaseStore {
     if (r === undefined || r.prefix !== prefix) {
       r = {
         prefix,
-        blocking: policies.some((p) => p.blockForMs !== undefined),
+        // Penalties, and shadowed policies charged apart from enforced ones, take the general
+        // path: the reference composition itself (compose.ts evaluateAll).
+        blocking:
+          policies.some((p) => p.blockForMs !== undefined) || shadowingOf(policies) !== undefined,
         tables: prefix === undefined ? [] : policies.map((p) => this.#table(`${prefix}{${p.id}`)),
         specs: policies.map(specOf),
       };

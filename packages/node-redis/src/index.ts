@@ -109,6 +109,9 @@ interface ClusterWithMulti {
  * ```
  */
 export class NodeRedisStore extends RedisStore {
+  /** For metrics and traces (`Store.kind`). */
+  override readonly kind: string = 'node-redis';
+
   constructor(client: NodeRedisClient, options: NodeRedisStoreOptions = {}) {
     super(nodeRedisTransport(client), options);
   }

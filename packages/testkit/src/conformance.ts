@@ -11,6 +11,7 @@ import { registerRefund } from './conformance/refund.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
+import { registerShadowComposition } from './conformance/shadow-composition.js';
 import type { ConformanceOptions, TestApi } from './conformance/types.js';
 import { registerValidation } from './conformance/validation.js';
 
@@ -47,6 +48,7 @@ export function storeConformance<S extends Store>(
     registerRefund(h);
     if (options.concurrency !== false) registerConcurrency(h);
     registerControls(h);
+    registerShadowComposition(h);
     registerQuota(h);
     if (h.controlsTime) {
       registerSemantics(h);

@@ -65,6 +65,8 @@ export type GlideStoreClient = GlideClient | GlideClusterClient;
  * ```
  */
 export class GlideStore implements Store, LeaseStore {
+  /** For metrics and traces (`Store.kind`). */
+  readonly kind: string = 'valkey-glide';
   readonly remote = true;
   /** Set with `clock: 'client'` only: the limiter's blocked-key cache then runs on this clock. */
   readonly now?: () => number;

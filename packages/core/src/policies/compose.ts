@@ -90,6 +90,21 @@ function blockedResult(r: PolicyResult, left: number): PolicyResult {
 }
 
 /**
+ * Which policies a store charges as shadowed (`Policy.shadow`), or undefined when none or all
+ * are: a limiter whose every policy is shadowed charges as if all were enforced (its decisions
+ * are mapped afterwards), so only a mix changes what a store charges.
+ */
+export function shadowingOf(policies: readonly Policy[]): boolean[] | undefined {
+  let some = false;
+  let all = true;
+  for (const p of policies) {
+    if (p.shadow === true) some = true;
+    else all = false;
+  }
+  return some && !all ? policies.map((p) => p.shadow === true) : undefined;
+}
+
+/**
  * Evaluates all policies at `now` and says what to write: the reference composition that
  * compose.lua mirrors (all admit, or none is charged). `states` and `writes` follow `call.keys`:
  * one per policy, then one per block key (a block's state is `[until]`, in ms). `writes[i]` is
@@ -99,6 +114,10 @@ function blockedResult(r: PolicyResult, left: number): PolicyResult {
  * that policy reports `retryAfterMs` of at least the time left, and nothing is charged or set.
  * Otherwise a `'limit'` call that a blocking policy denies sets that policy's block to
  * `now + blockForMs`. `'peek'` reports blocks and sets none; `'refund'` ignores them.
+ *
+ * Shadowed policies beside enforced ones (`shadowingOf`): the enforced policies decide, charge
+ * and set blocks exactly as if the shadowed ones were absent; the shadowed ones are charged (and
+ * set their blocks) as if every policy were enforced, so their counts predict enforcement.
  * @example
  * The heart of a simple in-process store: read the states, decide, write back what it says.
  * ```ts
@@ -127,12 +146,7 @@ export function evaluateAll(
   const peek = call.mode === 'peek';
   const cost = peek ? 1 : call.cost;
   const outcomes: PolicyOutcome[] = [];
-  let allowed = true;
-  for (let i = 0; i < n; i++) {
-    const o = evaluatePolicy(policies[i]!, states[i], now, cost);
-    if (!o.allowed) allowed = false;
-    outcomes.push(o);
-  }
+  for (let i = 0; i < n; i++) outcomes.push(evaluatePolicy(policies[i]!, states[i], now, cost));
   const results: PolicyResult[] = [];
   const writes: StateWrite[] = [];
   if (call.mode === 'refund') {
@@ -144,24 +158,38 @@ export function evaluateAll(
     }
     return { results, writes };
   }
+  // Two groups decide: the enforced policies among themselves, and all of them together (what
+  // the shadowed ones are charged by). Without a mix both are every policy.
+  const shadowing = shadowingOf(policies);
+  const inGroup = (i: number): boolean => shadowing === undefined || !shadowing[i];
   // The time left on each blocking policy's block (0: none), read from the keys after n.
   const left: number[] = [];
-  let blocked = false;
+  let okEnforced = true;
+  let okAll = true;
+  let blockedEnforced = false;
+  let blockedAll = false;
   for (let i = 0, b = n; i < n; i++) {
     let ms = 0;
     if (policies[i]!.blockForMs !== undefined) {
       const s = states[b++];
       if (s !== undefined && s[0]! > now) ms = s[0]! - now;
-      if (ms > 0) blocked = true;
     }
     left.push(ms);
+    const ok = outcomes[i]!.allowed && ms === 0;
+    if (!ok) okAll = false;
+    if (ms > 0) blockedAll = true;
+    if (inGroup(i)) {
+      if (!ok) okEnforced = false;
+      if (ms > 0) blockedEnforced = true;
+    }
   }
-  const charge = allowed && !peek && !blocked;
-  const penalize = !allowed && !peek && !blocked;
   const blockWrites: StateWrite[] = [];
   for (let i = 0; i < n; i++) {
     const o = outcomes[i]!;
     const p = policies[i]!;
+    const enforced = inGroup(i);
+    const charge = !peek && (enforced ? okEnforced : okAll);
+    const penalize = !peek && (enforced ? !okEnforced && !blockedEnforced : !okAll && !blockedAll);
     let r = resultOf(o, charge, peek);
     let block: StateWrite;
     if (left[i]! > 0) r = blockedResult(r, left[i]!);

@@ -1,5 +1,5 @@
 import { checkTimeZone } from '../calendar.js';
-import { type Duration, parseDuration } from '../duration.js';
+import { type Duration, parseDuration, parseInterval } from '../duration.js';
 import { FloodgateError } from '../errors.js';
 import { checkOptions, type OptionNames } from '../options.js';
 import type { Policy } from '../types.js';
@@ -84,7 +84,7 @@ export function windowPolicy(row: PolicyKindRow, options: unknown): Policy {
   const kind = row.kind;
   const o = checkKeys(options, WINDOW_NAMES, kind);
   const limit = positiveInt(o.limit, `${kind}: limit`);
-  const windowMs = parseDuration(o.window, `${kind}: window`);
+  const windowMs = parseInterval(o.window, `${kind}: window`);
   // The sliding counter compares limit × window in integers; all three must stay exact.
   if (!Number.isSafeInteger(limit * windowMs * 2)) {
     throw new FloodgateError(
@@ -129,7 +129,7 @@ export function bucketPolicy(
         ? positiveInt(o.limit, `${kind}: limit`)
         : positiveInt(o.burst, `${kind}: burst`);
   const limit = positiveInt(o.limit, `${kind}: limit`);
-  const windowMs = parseDuration(o.interval, `${kind}: interval`);
+  const windowMs = parseInterval(o.interval, `${kind}: interval`);
   const g = gcd(windowMs, limit);
   const ticksPerUnit = windowMs / g;
   const ticksPerMs = limit / g;

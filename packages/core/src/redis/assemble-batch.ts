@@ -100,8 +100,11 @@ function manyOf(
   fragments: readonly Fragment[],
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
+  shadowing: readonly boolean[],
 ): string {
-  if (!repeatable(kinds)) return 'local function many()\nreturn false\nend';
+  // Shadowed policies beside enforced ones are charged apart from them: no one `true` for a run.
+  if (!repeatable(kinds) || shadowing.some(Boolean))
+    return 'local function many()\nreturn false\nend';
   const body = cached(callBody(fragments, kinds, blocking, IN_MANY).join('\n'));
   const cost = 'local cost = (parsed[ARGV[ab + 2]] or num(ARGV[ab + 2]))';
   if (!body.includes(cost)) throw new Error('compose.lua: expected the cost line');
@@ -116,9 +119,10 @@ function manyOf(
 export function assembleBatchScript(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[] = [],
+  shadowing: readonly boolean[] = [],
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH).join('\n'));
+  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH, shadowing).join('\n'));
   const fill = (text: string) =>
     text
       .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
@@ -128,13 +132,13 @@ export function assembleBatchScript(
     fill(section(LUA_SOURCES.batch!, 'head')),
     body,
     section(LUA_SOURCES.batch!, 'tail'),
-    manyOf(fragments, kinds, blocking),
+    manyOf(fragments, kinds, blocking, shadowing),
     fill(section(LUA_SOURCES.batch!, 'loop')),
   ].join('\n');
   // math.floor, math.max and string.format as locals of the run (`cached` took the prelude's
   // fmt out): a local saves each call a global and a field lookup (callgrind).
   return [
-    `-- Floodgate batch script: ${label(kinds, blocking)}`,
+    `-- Floodgate batch script: ${label(kinds, blocking, shadowing)}`,
     'local mfloor, mmax, fmt = math.floor, math.max, string.format',
     code.replaceAll('math.floor(', 'mfloor(').replaceAll('math.max(', 'mmax('),
   ]

@@ -98,6 +98,7 @@ export function callBody(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
   at: Layout,
+  shadowing: readonly boolean[] = [],
 ): string[] {
   const out = [
     section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
@@ -169,15 +170,20 @@ export function callBody(
   const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
   const reply = (fields: (n: number) => string) =>
     at.reply(kinds.map((_, i) => fields(i + 1)).join(', '));
+  const write = (f: Fragment, i: number) => [
+    'do',
+    `local key = ${at.key(i + 1)}`,
+    ...paramsOf(f, i, f.write),
+    fill(f, f.write, i),
+    'end',
+  ];
+  if (shadowing.some(Boolean)) {
+    out.push(...mixedTail(fragments, blocks, shadowing, at, write, reply));
+    return out;
+  }
   out.push(`if mode == 'limit' and ${all} then`);
   fragments.forEach((f, i) => {
-    out.push(
-      'do',
-      `local key = ${at.key(i + 1)}`,
-      ...paramsOf(f, i, f.write),
-      fill(f, f.write, i),
-      'end',
-    );
+    out.push(...write(f, i));
   });
   out.push(
     reply((n) => `1, nrem${n}, ttl${n}, 0, dly${n}`),
@@ -185,36 +191,96 @@ export function callBody(
   );
   if (blocks.length > 0 && at.penalize !== false) {
     // A denial by a blocking policy sets its block, in the run that denied (not while blocked).
-    out.push(`if mode == 'limit' and not blocked then`);
-    for (const b of blocks) {
-      const n = b.policy + 1;
-      out.push(
-        `if not ok${n} then`,
-        `local ms = tonumber(${at.arg(b.arg)})`,
-        `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms)`,
-        `rem${n} = 0`,
-        `rst${n}, rty${n} = math.max(rst${n}, ms), math.max(rty${n}, ms)`,
-        'end',
-      );
-    }
+    out.push(`if mode == 'limit' and not blocked then`, ...penalties(blocks, at));
     out.push('end');
   }
-  out.push(
+  out.push(...uncharged(reply));
+  return out;
+}
+
+type Block = { policy: number; key: number; arg: number };
+
+/** The replies of a call that charged nothing: a peek's (with its delays), and a denial's. */
+function uncharged(reply: (fields: (n: number) => string) => string): string[] {
+  return [
     `if mode == 'peek' then`,
     reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, dly${n}`),
     'end',
     reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`),
+  ];
+}
+
+/** Sets the block of each of `blocks` whose policy denied (compose.lua, Penalties). */
+function penalties(blocks: readonly Block[], at: Layout): string[] {
+  const out: string[] = [];
+  for (const b of blocks) {
+    const n = b.policy + 1;
+    out.push(
+      `if not ok${n} then`,
+      `local ms = tonumber(${at.arg(b.arg)})`,
+      `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms)`,
+      `rem${n} = 0`,
+      `rst${n}, rty${n} = math.max(rst${n}, ms), math.max(rty${n}, ms)`,
+      'end',
+    );
+  }
+  return out;
+}
+
+/**
+ * The end of a call whose limiter shadows some policies beside enforced ones (compose.ts
+ * evaluateAll is the reference): the enforced policies decide, charge and block among
+ * themselves (okE, blockedE); the shadowed ones are charged and block as if all were enforced
+ * (okA, blocked). Penalties come first: a shadowed policy may block in a call that charges.
+ */
+function mixedTail(
+  fragments: readonly Fragment[],
+  blocks: readonly Block[],
+  shadowing: readonly boolean[],
+  at: Layout,
+  write: (f: Fragment, i: number) => string[],
+  reply: (fields: (n: number) => string) => string,
+): string[] {
+  const enforced = fragments.map((_, i) => i).filter((i) => shadowing[i] !== true);
+  const shadowed = fragments.map((_, i) => i).filter((i) => shadowing[i] === true);
+  const okE = enforced.map((i) => `ok${i + 1}`).join(' and ');
+  const okS = shadowed.map((i) => `ok${i + 1}`).join(' and ');
+  const out = [`local okE = ${okE}`, `local okA = okE and ${okS}`];
+  if (blocks.length > 0 && at.penalize !== false) {
+    const mine = (b: Block) => shadowing[b.policy] !== true;
+    const ownBlocks = blocks.filter(mine);
+    const anyE = ownBlocks.map((b) => `blk${b.policy + 1} > 0`).join(' or ') || 'false';
+    out.push(`local blockedE = mode ~= 'refund' and (${anyE})`, `if mode == 'limit' then`);
+    out.push('if not okE and not blockedE then', ...penalties(ownBlocks, at), 'end');
+    const theirs = blocks.filter((b) => !mine(b));
+    out.push('if not okA and not blocked then', ...penalties(theirs, at), 'end', 'end');
+  }
+  out.push(`if mode == 'limit' and okE then`);
+  for (const i of enforced) out.push(...write(fragments[i]!, i));
+  out.push('if okA then');
+  for (const i of shadowed) out.push(...write(fragments[i]!, i));
+  out.push('end');
+  out.push(
+    reply((n) =>
+      shadowing[n - 1] !== true
+        ? `1, nrem${n}, ttl${n}, 0, dly${n}`
+        : [
+            `(okA or ok${n}) and 1 or 0`,
+            `okA and nrem${n} or rem${n}`,
+            `okA and ttl${n} or rst${n}`,
+            `okA and 0 or rty${n}`,
+            `okA and dly${n} or 0`,
+          ].join(', '),
+    ),
+    'end',
   );
+  out.push(...uncharged(reply));
   return out;
 }
 
 /** Where each blocking policy's block key (KEYS) and blockFor (ARGV) sit, in policy order. */
-function blockLayout(
-  n: number,
-  blocking: readonly boolean[],
-  firstArg: number,
-): { policy: number; key: number; arg: number }[] {
-  const out: { policy: number; key: number; arg: number }[] = [];
+function blockLayout(n: number, blocking: readonly boolean[], firstArg: number): Block[] {
+  const out: Block[] = [];
   for (let i = 0; i < n; i++) {
     if (blocking[i] === true) {
       out.push({ policy: i, key: n + out.length + 1, arg: firstArg + out.length });
@@ -223,9 +289,21 @@ function blockLayout(
   return out;
 }
 
-/** The first line's label: the kinds, a blocking one marked `(blockFor)`. */
-export function label(kinds: readonly PolicyKind[], blocking: readonly boolean[]): string {
-  return kinds.map((k, i) => (blocking[i] === true ? `${k} (blockFor)` : k)).join(' + ');
+/**
+ * The first line's label: the kinds, a blocking one marked `(blockFor)`, a shadowed one (beside
+ * enforced ones) `(shadow)`.
+ */
+export function label(
+  kinds: readonly PolicyKind[],
+  blocking: readonly boolean[],
+  shadowing: readonly boolean[] = [],
+): string {
+  return kinds
+    .map(
+      (k, i) =>
+        `${k}${blocking[i] === true ? ' (blockFor)' : ''}${shadowing[i] === true ? ' (shadow)' : ''}`,
+    )
+    .join(' + ');
 }
 
 /**
@@ -236,10 +314,12 @@ export function label(kinds: readonly PolicyKind[], blocking: readonly boolean[]
 export function assembleScript(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[] = [],
+  shadowing: readonly boolean[] = [],
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const out = [`-- Floodgate limit script: ${label(kinds, blocking)}`, ...helpersFor(fragments)];
-  out.push(...callBody(fragments, kinds, blocking, ONE_CALL));
+  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing)}`;
+  const out = [head, ...helpersFor(fragments)];
+  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing));
   return `${out.join('\n')}\n`;
 }
 

@@ -1,4 +1,5 @@
 import { FloodgateError } from '../errors.js';
+import { shadowingOf } from '../policies/compose.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
@@ -29,14 +30,15 @@ export function batchScriptFor(policies: readonly Policy[]): BatchScript {
   if (script === undefined) {
     const kinds: PolicyKind[] = policies.map((p) => p.kind);
     const blocking = blockingOf(policies);
-    const signature = `${kinds.join(',')}/${blocking.map(Number).join('')}`;
+    const shadowing = shadowingOf(policies) ?? [];
+    const signature = `${kinds.join(',')}/${blocking.map(Number).join('')}/${shadowing.map(Number).join('')}`;
     script = byKinds.get(signature);
     if (script === undefined) {
       script = {
-        ...compileScript('batch', kinds, blocking),
+        ...compileScript('batch', kinds, blocking, shadowing),
         keysPerCall: kinds.length + blocking.filter(Boolean).length,
         argsPerCall: argCount(kinds, blocking),
-        repeats: repeatable(kinds),
+        repeats: repeatable(kinds) && shadowing.length === 0,
       };
       byKinds.set(signature, script);
     }

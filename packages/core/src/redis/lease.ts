@@ -12,9 +12,16 @@ const SOURCE = `-- Floodgate lease script
 local key = KEYS[1]
 local op, id, cost = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now, ms, limit = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-if now < 0 then
+local deadline = ARGV[7] ~= nil and ARGV[7] ~= '' and tonumber(ARGV[7]) or nil
+-- TIME, read for the server clock or a deadline: the reply carries it (0 when not read).
+local time = 0
+if now < 0 or deadline then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  time = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  -- At or past its deadline the caller has answered without this call (from the deadline's own
+  -- ms: TIME is floored to the ms): grant nothing, or a slot would be held by nobody.
+  if deadline and time >= deadline then return { -1, 0, 0, time } end
+  if now < 0 then now = time end
 end
 -- A lease is live while its expiry is after now.
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
@@ -43,28 +50,30 @@ if op == 'acquire' then
     local free = limit - held
     if free < 0 then free = 0 end
     -- No such slot only for a cost above the limit, which the limiter refuses before calling.
-    return { 0, free, at[2] and (tonumber(at[2]) - now) or 0, now }
+    return { 0, free, at[2] and (tonumber(at[2]) - now) or 0, time }
   end
   each_chunk(true, now + ms, function(args) redis.call('ZADD', key, unpack(args)) end)
   keep()
-  return { 1, limit - held - cost, 0, now }
+  return { 1, limit - held - cost, 0, time }
 end
 if op == 'release' then
   local removed = 0
   each_chunk(false, 0, function(args) removed = removed + redis.call('ZREM', key, unpack(args)) end)
-  return { removed > 0 and 1 or 0, 0, 0, now }
+  return { removed > 0 and 1 or 0, 0, 0, time }
 end
 -- extend: only a live lease; XX never brings back one that is gone.
-if not redis.call('ZSCORE', key, id) then return { 0, 0, 0, now } end
+if not redis.call('ZSCORE', key, id) then return { 0, 0, 0, time } end
 each_chunk(true, now + ms, function(args) redis.call('ZADD', key, 'XX', unpack(args)) end)
 keep()
-return { 1, 0, 0, now }
+return { 1, 0, 0, time }
 `;
 
 /**
  * The lease script: its text (for `EVAL`) and SHA-1 (for `EVALSHA`). KEYS: the lease key.
  * ARGV: op (`acquire`, `release`, `extend`), lease id, cost, now in ms (-1: Redis `TIME`),
- * leaseMs, limit. Reply: allowed or done (1/0), remaining, retryAfterMs, the time it used.
+ * leaseMs, limit, and for an acquire its deadline in Redis time (`''`: none). Reply: allowed or
+ * done (1/0; -1: the deadline had passed and nothing was written), remaining, retryAfterMs, and
+ * the Redis `TIME` it read (0 when it read none).
  */
 export const LEASE_SCRIPT: LimitScript = { source: SOURCE, sha1: sha1Hex(SOURCE) };
 
@@ -78,6 +87,7 @@ export async function runLease(
   now: number | undefined,
   leaseMs = 0,
   limit = 0,
+  deadline?: number,
 ): Promise<LeaseGrant> {
   const args = [
     LEASE_SCRIPT.sha1,
@@ -89,14 +99,22 @@ export async function runLease(
     String(now ?? -1),
     String(leaseMs),
     String(limit),
+    deadline === undefined ? '' : String(deadline),
   ];
   const reply = await runner.run(lease.key, args, LEASE_SCRIPT);
   const received = performance.now();
   if (!Array.isArray(reply) || reply.length !== 4) {
     throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply to the lease script');
   }
+  // Only a time Redis read: with `clock: 'client'` the caller's own clock is no sample of it.
   const time = Number(reply[3]);
   if (time > 0) runner.offset.sample(time, received);
+  if (Number(reply[0]) === -1) {
+    throw new FloodgateError(
+      'STORE_TIMEOUT',
+      'the lease script ran at or after its deadline and granted nothing',
+    );
+  }
   return {
     allowed: Number(reply[0]) === 1,
     remaining: Number(reply[1]),
@@ -104,10 +122,37 @@ export async function runLease(
   };
 }
 
-/** The three lease calls of a `RedisStore`, given how it reads its clock. */
+/**
+ * The three lease calls of a `RedisStore`, given how it reads its clock. An acquire with a
+ * deadline sends it on Redis's clock: the first one asks `TIME` once, as the limit calls do.
+ */
 export function leaseCalls(runner: ScriptRunner, clock: () => number | undefined) {
+  let probe: Promise<void> | undefined;
+  /** One `TIME` for every acquire waiting to know Redis's clock; tried again after a failure. */
+  const learnTime = (key: string): Promise<void> => {
+    probe ??= runner
+      .command(key, 'TIME', [])
+      .then((reply) => {
+        const received = performance.now();
+        if (!Array.isArray(reply) || reply.length !== 2) {
+          throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply to TIME');
+        }
+        const ms = Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
+        runner.offset.sample(ms, received);
+      })
+      .finally(() => {
+        probe = undefined;
+      });
+    return probe;
+  };
   return {
-    acquire: (r: LeaseRequest) => runLease(runner, 'acquire', r, clock(), r.leaseMs, r.limit),
+    async acquire(r: LeaseRequest): Promise<LeaseGrant> {
+      const now = clock();
+      if (r.deadline === undefined) return runLease(runner, 'acquire', r, now, r.leaseMs, r.limit);
+      if (!runner.offset.known) await learnTime(r.key);
+      const deadline = runner.offset.toRedis(r.deadline);
+      return runLease(runner, 'acquire', r, now, r.leaseMs, r.limit, deadline);
+    },
     release: async (l: LeaseRef) => (await runLease(runner, 'release', l, clock())).allowed,
     extend: async (l: LeaseRef, ms: number) =>
       (await runLease(runner, 'extend', l, clock(), ms)).allowed,

@@ -3,6 +3,7 @@
 // takes and returns is protocol.ts.
 import { FloodgateError } from '../errors.js';
 import { sha1Hex } from '../hash.js';
+import { shadowingOf } from '../policies/compose.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import type { Policy } from '../types.js';
 import { assembleScript, label } from './assemble.js';
@@ -41,15 +42,18 @@ export function compileScript(
   variant: 'one' | 'batch',
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[] = [],
+  shadowing: readonly boolean[] = [],
 ): LimitScript {
-  const signature = `${variant}:${label(kinds, blocking)}`;
+  const signature = `${variant}:${label(kinds, blocking, shadowing)}`;
   let script = compiled.get(signature);
   if (script === undefined) {
     if (kinds.length > MAX_POLICIES) {
       throw new FloodgateError('INVALID_POLICY', `at most ${MAX_POLICIES} policies per limiter`);
     }
     const source =
-      variant === 'one' ? assembleScript(kinds, blocking) : assembleBatchScript(kinds, blocking);
+      variant === 'one'
+        ? assembleScript(kinds, blocking, shadowing)
+        : assembleBatchScript(kinds, blocking, shadowing);
     script = { source, sha1: sha1Hex(source) };
     compiled.set(signature, script);
   }
@@ -92,6 +96,7 @@ export function scriptFor(policies: readonly Policy[]): LimitScript {
       'one',
       policies.map((p) => p.kind),
       blockingOf(policies),
+      shadowingOf(policies) ?? [],
     );
     byPolicies.set(policies, script);
   }

@@ -43,6 +43,8 @@ import type { RedisTransport } from './transport.js';
  * ```
  */
 export class RedisStore implements Store, LeaseStore {
+  /** For metrics and traces (`Store.kind`); each client's store names itself. */
+  readonly kind: string = 'redis';
   readonly remote = true;
   /** Set with `clock: 'client'` only: the limiter's blocked-key cache then runs on this clock. */
   readonly now?: () => number;

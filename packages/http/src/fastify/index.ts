@@ -12,11 +12,16 @@ import type {
   HookHandlerDoneFunction,
   RouteOptions,
 } from 'fastify';
-import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared/concurrency.js';
+import {
+  type ConcurrencyLimitOptions,
+  createConcurrencyEngine,
+  EXPOSE as EXPOSE_HEADER,
+} from '../shared/concurrency.js';
 import { tieRelease } from '../shared/concurrency-io.js';
 import { createEngine } from '../shared/engine.js';
 import { incomingView, pathOf } from '../shared/node-io.js';
 import { BUILD_OPTIONS } from '../shared/options.js';
+import { mergeExposeHeaders } from '../shared/response.js';
 import type { RateLimitOptions } from '../shared/types.js';
 import { checkHook, type FastifyHook } from './hook.js';
 import {
@@ -312,7 +317,17 @@ export function concurrencyLimit(
     const framework = frameworkOf(request.server);
     const admission = await enter(incomingView(request.raw, request, path, route, framework));
     if (admission.action === 'respond') {
-      return reply.code(admission.status).headers(admission.headers).send(admission.body);
+      // What CORS that ran first exposed stays exposed, beside Retry-After.
+      const given = reply.getHeader(EXPOSE_HEADER);
+      const own = admission.headers[EXPOSE_HEADER];
+      const headers =
+        typeof given === 'string' && own !== undefined
+          ? {
+              ...admission.headers,
+              [EXPOSE_HEADER]: mergeExposeHeaders(given, own.split(/\s*,\s*/)),
+            }
+          : admission.headers;
+      return reply.code(admission.status).headers(headers).send(admission.body);
     }
     if (tieRelease(reply.raw, admission.release)) return undefined;
     // The client left while the lease was acquired: Fastify runs nothing more for it.

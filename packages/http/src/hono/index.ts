@@ -227,7 +227,14 @@ export function concurrencyLimit(options: HonoConcurrencyLimitOptions): Middlewa
   return async (c, next) => {
     const admission = await enter(new HonoView(c, getAddress));
     if (admission.action === 'respond') {
+      // What CORS middleware that ran first exposed stays exposed, beside Retry-After. Set
+      // after the assignment: Hono copies the replaced response's headers over the new one's.
+      const existing = c.res.headers.get(EXPOSE) ?? undefined;
       c.res = c.body(admission.body, admission.status as 429, admission.headers);
+      const own = admission.headers[EXPOSE];
+      if (own !== undefined) {
+        c.res.headers.set(EXPOSE, mergeExposeHeaders(existing, own.split(/\s*,\s*/)));
+      }
       return c.res;
     }
     releaseOnAbort(c.req.raw.signal, admission.release);

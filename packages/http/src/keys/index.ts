@@ -83,6 +83,13 @@ function checkKeys(keys: readonly KeyFunction[], what: string): void {
   }
 }
 
+// What each composed key is made of, so the allow list finds the ipKeys inside it (at any depth)
+// and reads the client address as they do.
+const partsOf = new WeakMap<KeyFunction, readonly KeyFunction[]>();
+
+/** The keys `key` was composed of by `firstKey` or `combineKeys`, else `undefined`. */
+export const keyParts = (key: KeyFunction): readonly KeyFunction[] | undefined => partsOf.get(key);
+
 // `|` joins the parts, so a part's own `|` (and the escape) is escaped: two different lists of
 // parts never give one key.
 const escapePart = (part: string): string => part.replace(/[\\|]/g, (c) => `\\${c}`);
@@ -102,7 +109,7 @@ const escapePart = (part: string): string => part.replace(/[\\|]/g, (c) => `\\${
  */
 export function combineKeys(...keys: KeyFunction[]): KeyFunction {
   checkKeys(keys, 'combineKeys');
-  return async (request) => {
+  const combined: KeyFunction = async (request) => {
     const parts: string[] = [];
     for (const key of keys) {
       const part = await key(request);
@@ -111,6 +118,8 @@ export function combineKeys(...keys: KeyFunction[]): KeyFunction {
     }
     return parts.join('|');
   };
+  partsOf.set(combined, [...keys]);
+  return combined;
 }
 
 /**
@@ -128,11 +137,13 @@ export function combineKeys(...keys: KeyFunction[]): KeyFunction {
  */
 export function firstKey(...keys: KeyFunction[]): KeyFunction {
   checkKeys(keys, 'firstKey');
-  return async (request) => {
+  const first: KeyFunction = async (request) => {
     for (const key of keys) {
       const value = await key(request);
       if (value !== undefined) return value;
     }
     return undefined;
   };
+  partsOf.set(first, [...keys]);
+  return first;
 }

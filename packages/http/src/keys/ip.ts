@@ -222,19 +222,23 @@ function trustOf(setting: TrustProxy | undefined): TrustFunction {
   return trust;
 }
 
-// Each ipKey's own trust setting, so the allowList reads the client address the same way.
-const ownTrustOf = new WeakMap<KeyFunction, TrustFunction>();
+/** How an ipKey reads the address: its own `trustProxy`, or (`undefined`) the framework's. */
+export interface IpReading {
+  readonly trust: TrustFunction | undefined;
+}
 
-/**
- * The client address as `key` reads it when `key` is an `ipKey()`: with its own `trustProxy`,
- * else the framework's trust setting; `undefined` when it is unknown.
- */
-export function trustedClientAddress(
+// Recorded per ipKey so that the allow list reads the address the same way (allow-list.ts).
+const readingOf = new WeakMap<KeyFunction, IpReading>();
+
+/** The reading of `key` when it is an `ipKey()`, else `undefined`. */
+export const ipReadingOf = (key: KeyFunction): IpReading | undefined => readingOf.get(key);
+
+/** The client address as an ipKey with `reading` reads it; `undefined` when it is unknown. */
+export function readClientAddress(
   request: RateLimitRequest,
-  key: KeyFunction | undefined,
+  reading: IpReading,
 ): string | undefined {
-  const own = key === undefined ? undefined : ownTrustOf.get(key);
-  const address = clientAddress(request, own ?? trustOf(request.framework?.trustProxy));
+  const address = clientAddress(request, reading.trust ?? trustOf(request.framework?.trustProxy));
   return address === undefined || address === '' ? undefined : stripPort(address);
 }
 
@@ -292,6 +296,6 @@ export function ipKey(options: IpKeyOptions = {}): KeyFunction {
     }
     return key;
   };
-  if (ownTrust !== undefined) ownTrustOf.set(keyFunction, ownTrust);
+  readingOf.set(keyFunction, { trust: ownTrust });
   return keyFunction;
 }

@@ -1,7 +1,8 @@
 // The concurrency middleware, framework-agnostic: acquire a lease for the request's identity
 // before the handler, answer a denial (429 or 503 with Retry-After), and hand the adapter a
 // release to call once the response finished or the connection closed. Each adapter only says
-// when that is (concurrency-io.ts).
+// when that is (concurrency-io.ts). A store outage is the limiter's to answer (its
+// `onStoreError`: by default an in-process fallback); only a limiter that throws gets a 503.
 import { FloodgateError } from '@floodgate/core';
 import type { ConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { checkOptions, type OptionNames } from '@floodgate/core/internal';
@@ -60,6 +61,7 @@ const OPTION_NAMES = {
 } as const satisfies OptionNames<ConcurrencyLimitOptions>;
 const NOTHING = (): void => {};
 const PROBLEM = 'application/problem+json';
+export const EXPOSE = 'Access-Control-Expose-Headers';
 
 /** Checks the options once, when the middleware is built; `enter` never rejects. */
 export function createConcurrencyEngine(
@@ -109,8 +111,12 @@ export function createConcurrencyEngine(
         };
         return { action: 'next', release };
       }
-      // Whole seconds, rounded up: a client that waits this long finds the earliest lease gone.
-      const retryAfter = Math.max(1, Math.ceil((lease.retryAfterMs ?? 0) / 1000));
+      // How long slots are really held (the limiter's recent hold times, at most the store's
+      // bound: when the leases in the way expire), in whole seconds rounded up, at least 1.
+      // `retryAfterMs` alone is that bound: leaseMs for the newest holder, a minute for a
+      // request that takes a second. A limiter without the estimate has only the bound.
+      const waitMs = lease.expectedWaitMs ?? lease.retryAfterMs ?? 0;
+      const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
       const body = {
         type: 'about:blank',
         title,
@@ -121,7 +127,12 @@ export function createConcurrencyEngine(
       return {
         action: 'respond',
         status,
-        headers: { 'Content-Type': PROBLEM, 'Retry-After': String(retryAfter) },
+        // Retry-After is no CORS-safelisted header: a browser app reads it only when exposed.
+        headers: {
+          'Content-Type': PROBLEM,
+          'Retry-After': String(retryAfter),
+          [EXPOSE]: 'Retry-After',
+        },
         body: JSON.stringify(body),
       };
     } catch (error) {

@@ -222,9 +222,12 @@ export function createEngine(
       if (settings.allowList?.addressAllowed(request) === true) return PASS;
       const decisions = await evaluateRules(settings.rules, request, settings.allowList, charges);
       if (decisions === ALLOWED || decisions.length === 0) return PASS;
-      let own = mergeDecisions(decisions);
-      // Only shadow-mode limiters decided: report, never act (no delay, no 429, no Retry-After).
+      // Shadow-mode limiters' decisions are no part of what a client is shown beside enforced
+      // ones (headers, req.rateLimit, the 429 body); decided alone, they are reported, never
+      // acted on (no delay, no 429, no Retry-After), and send headers only when asked.
       const shadow = decisions.every((d) => shadowed.has(d));
+      const mixed = !shadow && decisions.some((d) => shadowed.has(d));
+      let own = mergeDecisions(mixed ? decisions.filter((d) => !shadowed.has(d)) : decisions);
       const delayMs = settings.delay && !shadow ? own.delayMs : 0;
       if (
         delayMs > settings.maxDelayMs ||
@@ -235,10 +238,10 @@ export function createEngine(
         own = refusedForDelay(own);
       }
       const decision = withPrior(request.raw, own);
-      const { headers, retryAfter } =
-        shadow && !settings.shadowHeaders
-          ? { headers: {}, retryAfter: undefined }
-          : decisionHeaders(decision, settings.headers);
+      const hidden = shadow && !settings.shadowHeaders;
+      const { headers, retryAfter } = hidden
+        ? { headers: {}, retryAfter: undefined }
+        : decisionHeaders(decision, settings.headers);
       const names = exposeNamesOf(headers);
       const expose = settings.exposeHeaders ? names : NONE;
       const settle = charges === undefined ? undefined : settlerFor(settings, request, charges);
@@ -252,12 +255,18 @@ export function createEngine(
         // This middleware answers it: its status is known now.
         if (answer.action === 'respond') settle?.(answer.status);
         outcome = answer;
-      } else if (settle === undefined) {
-        outcome = { action: 'next', headers, expose, delayMs, decision };
       } else {
-        outcome = { action: 'next', headers, expose, delayMs, decision, settle };
+        // A shadow-only decision stays out of req.rateLimit and of later limiters' headers,
+        // unless the operator asked to see it (shadowHeaders).
+        const shown = hidden ? undefined : decision;
+        outcome =
+          settle === undefined
+            ? { action: 'next', headers, expose, delayMs, decision: shown }
+            : { action: 'next', headers, expose, delayMs, decision: shown, settle };
       }
-      recordDecision(request.raw, own, decision, names.length > 0 ? outcome : undefined);
+      if (!hidden) {
+        recordDecision(request.raw, own, decision, names.length > 0 ? outcome : undefined);
+      }
       // Reserved in the same turn as the check above (no await between): the bound is exact.
       if (holding && outcome.action === 'next' && delayMs > 0) {
         reserveHold();

@@ -52,6 +52,8 @@ const OPTION_NAMES = {
   timeoutMs: true,
   breaker: true,
   blockCache: true,
+  onDecision: true,
+  telemetry: true,
   rules: true,
   key: true,
   cost: true,
@@ -169,6 +171,8 @@ function buildLimiter(options: RateLimitOptions, policy: Policy | readonly Polic
   if (options.timeoutMs !== undefined) limiterOptions.timeoutMs = options.timeoutMs;
   if (options.breaker !== undefined) limiterOptions.breaker = options.breaker;
   if (options.blockCache !== undefined) limiterOptions.blockCache = options.blockCache;
+  if (options.onDecision !== undefined) limiterOptions.onDecision = options.onDecision;
+  if (options.telemetry !== undefined) limiterOptions.telemetry = options.telemetry;
   const onError = options.onError;
   // The middleware's onError hears the store failures the limiter's fallback absorbed too.
   if (onError !== undefined) limiterOptions.onError = (error) => report(onError, error, undefined);
@@ -232,7 +236,24 @@ export const BUILD_OPTIONS = [
   'timeoutMs',
   'breaker',
   'blockCache',
+  'onDecision',
+  'telemetry',
 ] as const;
+
+/**
+ * `onDecision` and `telemetry`, checked here: a `policy` function builds its limiters at the
+ * first request that needs one, too late to say that the option was wrong.
+ */
+function checkBuildHooks(options: RateLimitOptions): void {
+  checkFunction(options.onDecision, 'onDecision');
+  const tm = options.telemetry as { bind?: unknown } | null | undefined;
+  if (
+    tm !== undefined &&
+    (typeof tm !== 'object' || tm === null || typeof tm.bind !== 'function')
+  ) {
+    throw invalid('telemetry must come from openTelemetry() or have bind()');
+  }
+}
 
 /** Options that only shape a limiter built from `policy` would otherwise be silently ignored. */
 function checkLimiterOptions(options: RateLimitOptions): void {
@@ -301,6 +322,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   const failure = options.skipFailedRequests === true;
   checkFunction(options.onLimited, 'onLimited');
   checkFunction(options.onError, 'onError');
+  checkBuildHooks(options);
   checkFunction(options.random, 'random');
   const maxDelayMs = checkMs(options.maxDelayMs, 'maxDelayMs', 30_000, 0);
   const maxQueued = checkMs(options.maxQueued, 'maxQueued', 1000, 1);
@@ -331,6 +353,9 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     maxDelayMs,
     maxQueued,
     validator: createValidator(options.validate, options.onWarning),
-    allowList: compileAllowList(options.allowList, options.key),
+    allowList: compileAllowList(
+      options.allowList,
+      rules.map((rule) => rule.key),
+    ),
   };
 }

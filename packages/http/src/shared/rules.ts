@@ -76,9 +76,10 @@ export async function evaluateRules(
     const decision = await limiter.limit(key, { cost });
     if (limiter.shadow === true) shadowed.add(decision);
     if (!decision.allowed) denied = true;
-    // Only what the limiter's store charged: a fallback's admission is not the store's to refund.
+    // Only what the limiter's store charged: a fallback's admission is not the store's to refund,
+    // and the decision says which policies were (a shadowed one that would deny was not).
     else if (charges !== undefined && decision.reason === undefined) {
-      charges.push({ limiter, key, cost });
+      charges.push({ limiter, key, cost, decision });
     }
     decisions.push(decision);
   }

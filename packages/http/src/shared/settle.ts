@@ -1,6 +1,6 @@
 // skipSuccessfulRequests / skipFailedRequests: what a request was charged is given back
 // (limiter.refund) once its response says it should not count.
-import type { Limiter } from '@floodgate/core';
+import type { Decision, Limiter } from '@floodgate/core';
 import type { Settings } from './options.js';
 import { report } from './report.js';
 import type { RateLimitRequest } from './types.js';
@@ -10,6 +10,8 @@ export interface Charge {
   readonly limiter: Limiter;
   readonly key: string;
   readonly cost: number;
+  /** The admission's decision: the refund gives back only what it charged (shadowed policies). */
+  readonly decision: Decision;
 }
 
 /**
@@ -57,7 +59,7 @@ async function refundIf(
     const success = status !== undefined && (await settings.requestWasSuccessful(request, status));
     if (success ? !on.success : !on.failure) return;
     const done = await Promise.allSettled(
-      charges.map((c) => c.limiter.refund(c.key, { cost: c.cost })),
+      charges.map((c) => c.limiter.refund(c.key, { cost: c.cost, decision: c.decision })),
     );
     // Never thrown at the server: the response is gone. Told to onError, like any absorbed error.
     for (const r of done) if (r.status === 'rejected') report(settings.onError, r.reason, request);

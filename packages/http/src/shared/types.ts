@@ -1,4 +1,4 @@
-import type { BreakerOptions, Decision, Limiter, Policy } from '@floodgate/core';
+import type { BreakerOptions, Decision, Limiter, LimiterOptions, Policy } from '@floodgate/core';
 import type { Store } from '@floodgate/core/store';
 import type { FrameworkSettings } from './framework.js';
 import type { RateLimitWarning, ValidateOption } from './validations.js';
@@ -329,6 +329,16 @@ export interface RateLimitOptions<Raw = unknown> {
   breaker?: boolean | BreakerOptions;
   /** Passed to limiters built from `policy`; see `createLimiter`. @default on for remote stores */
   blockCache?: boolean | { max: number };
+  /**
+   * Passed to limiters built from `policy`, every one a `policy` function builds: told of each
+   * decision (see `createLimiter`). @default none
+   */
+  onDecision?: LimiterOptions['onDecision'];
+  /**
+   * Passed to limiters built from `policy`, every one a `policy` function builds:
+   * `openTelemetry()` from `@floodgate/core/telemetry`. @default none
+   */
+  telemetry?: LimiterOptions['telemetry'];
   /** Several limiters per request (per IP, per API key, per route), reported together. @default none */
   rules?: readonly RateLimitRule<Raw>[];
   /** @default ipKey() */
@@ -352,9 +362,10 @@ export interface RateLimitOptions<Raw = unknown> {
   shadowHeaders?: boolean;
   /**
    * Clients never limited: IP addresses and CIDR ranges (IPv4-mapped IPv6 included) matched
-   * against the client address as `ipKey()` reads it (the `trustProxy` of `key` when it is an
-   * `ipKey()`, else the framework's trust setting), and identities matched against the key any
-   * rule computes. Checked before the store is asked: a listed client is not counted and gets no
+   * against the client address as the rules' `ipKey()`s read it, inside `firstKey` and
+   * `combineKeys` too (with several readings, each must be listed; with no ipKey in sight, the
+   * framework's trust setting, and a warning for a listed peer that forwards), and identities
+   * matched against the key any rule computes. Checked before the store is asked: a listed client is not counted and gets no
    * headers, as with `skip`. @default none
    * @example
    * ```ts

@@ -1,4 +1,5 @@
 import { FloodgateError } from '@floodgate/core';
+import { printWarning } from '@floodgate/core/internal';
 import { createSlot } from './slot.js';
 
 /**
@@ -15,13 +16,15 @@ export type WarningCode =
   | 'UNVERIFIED_HEADER_KEY'
   | 'UNTRUSTED_X_FORWARDED_FOR'
   | 'PERMISSIVE_TRUST_PROXY'
-  | 'UNKNOWN_CLIENT_ADDRESS';
+  | 'UNKNOWN_CLIENT_ADDRESS'
+  | 'ALLOW_LIST_WITHOUT_IP_KEY';
 
 const CODES: readonly WarningCode[] = [
   'UNVERIFIED_HEADER_KEY',
   'UNTRUSTED_X_FORWARDED_FOR',
   'PERMISSIVE_TRUST_PROXY',
   'UNKNOWN_CLIENT_ADDRESS',
+  'ALLOW_LIST_WITHOUT_IP_KEY',
 ];
 
 const DOCS = 'https://github.com/floodgate/floodgate/blob/main/docs/http.md';
@@ -63,16 +66,10 @@ export interface Validator {
   warn(code: WarningCode, message: string): void;
 }
 
+// Printed the way every Floodgate package prints: a process warning where it is known to print
+// (Node, Bun, Deno), else the console (workerd has an emitWarning that prints nothing).
 function emit(warning: RateLimitWarning): void {
-  const text = `${warning.message} See ${warning.help}`;
-  const proc = (globalThis as { process?: { emitWarning?: (...a: unknown[]) => void } }).process;
-  // A process warning on Node (and Bun, Deno): printed by default, and `--no-warnings` or a
-  // 'warning' listener still control it. Elsewhere (Workers), the console.
-  if (typeof proc?.emitWarning === 'function') {
-    proc.emitWarning(text, { type: 'FloodgateWarning', code: warning.code });
-  } else {
-    console.warn(`FloodgateWarning [${warning.code}]: ${text}`);
-  }
+  printWarning(warning.code, `${warning.message} See ${warning.help}`);
 }
 
 /**

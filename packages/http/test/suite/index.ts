@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import { suiteContext } from '../support/context.js';
 import type { Harness, StoreFactory } from '../support/harness.js';
+import { allowListTests } from './allow-list.js';
 import { controlTests } from './control.js';
 import { delayTests } from './delays.js';
 import { failureTests } from './failures.js';
@@ -26,5 +27,6 @@ export function behaviouralSuite(harness: Harness, stores: StoreFactory): void {
     refundTests(ctx);
     shadowTests(ctx);
     controlTests(ctx);
+    allowListTests(ctx);
   });
 }

@@ -34,26 +34,37 @@ const QUOTA_ZONES = [
 /** Production-sized parameters: large counts and real windows, where float slips would show. */
 const LARGE_WINDOWS = fc.constantFrom(999, 60_000, 3_600_000, 86_400_000, 604_800_000);
 
-function byKind(kind: PolicyKind, scale: number, large: boolean): fc.Arbitrary<Policy> {
+/** What a policy may carry besides its parameters: `shadow` and `blockFor`. */
+interface Controls {
+  readonly shadow?: boolean;
+  readonly blockFor?: number;
+}
+
+function byKind(
+  kind: PolicyKind,
+  scale: number,
+  large: boolean,
+  controls: Controls = {},
+): fc.Arbitrary<Policy> {
   const d = large ? LARGE_WINDOWS : duration(scale);
   // A log keeps one entry per unit (a sorted-set member in Redis): keep it to hundreds.
   const limit = large ? count(kind === 'slidingWindowLog' ? 300 : 1_000_000) : count(6);
   const extra = large ? count(1_000_000) : count(8);
   switch (kind) {
     case 'fixedWindow':
-      return fc.record({ limit, window: d }).map((o) => fixedWindow(o));
+      return fc.record({ limit, window: d }).map((o) => fixedWindow({ ...o, ...controls }));
     case 'slidingWindow':
-      return fc.record({ limit, window: d }).map((o) => slidingWindow(o));
+      return fc.record({ limit, window: d }).map((o) => slidingWindow({ ...o, ...controls }));
     case 'slidingWindowLog':
-      return fc.record({ limit, window: d }).map((o) => slidingWindowLog(o));
+      return fc.record({ limit, window: d }).map((o) => slidingWindowLog({ ...o, ...controls }));
     case 'tokenBucket':
       return fc
         .record({ limit, interval: d, burst: fc.option(extra, { nil: undefined }) })
-        .map((o) => tokenBucket(o));
+        .map((o) => tokenBucket({ ...o, ...controls }));
     case 'leakyBucket':
       return fc
         .record({ limit, interval: d, queue: large ? count(100_000) : count(5) })
-        .map((o) => leakyBucket(o));
+        .map((o) => leakyBucket({ ...o, ...controls }));
     case 'quota':
       // Calendar periods do not scale: traces cross a local midnight when they start near one
       // (the suite starts at a UTC midnight) or step days (large); conformance/quota.ts plays
@@ -64,7 +75,7 @@ function byKind(kind: PolicyKind, scale: number, large: boolean): fc.Arbitrary<P
           per: fc.constantFrom('day' as const, 'week' as const, 'month' as const),
           timeZone: fc.constantFrom(...QUOTA_ZONES),
         })
-        .map((o) => quota(o));
+        .map((o) => quota({ ...o, ...controls }));
   }
 }
 
@@ -81,6 +92,23 @@ export function policiesArb(
   if (kind !== undefined) return byKind(kind, scale, large).map((p) => [p]);
   const any = fc.oneof(...POLICY_KINDS.map((k) => byKind(k, scale, large)));
   return fc.uniqueArray(any, { minLength, maxLength: 3, selector: (p) => p.id });
+}
+
+/**
+ * 2–3 policies of any kind, at least one shadowed and one enforced (`shadow`), some with
+ * `blockFor`: the mixes whose enforced policies must decide as if the shadowed were absent.
+ */
+export function mixedPoliciesArb(scale: number): fc.Arbitrary<Policy[]> {
+  const one = fc
+    .tuple(
+      fc.constantFrom(...POLICY_KINDS),
+      fc.boolean(),
+      fc.option(duration(scale), { nil: undefined, freq: 3 }),
+    )
+    .chain(([kind, shadow, blockFor]) => byKind(kind, scale, false, { shadow, blockFor }));
+  return fc
+    .uniqueArray(one, { minLength: 2, maxLength: 3, selector: (p) => p.id })
+    .filter((ps) => ps.some((p) => p.shadow === true) && ps.some((p) => p.shadow !== true));
 }
 
 /** Time steps (× scale): mostly small, sometimes across several windows. */

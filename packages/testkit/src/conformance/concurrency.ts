@@ -1,13 +1,15 @@
 // The concurrency limiter on the store under test (the lease capability, `LeaseStore`): the
 // limit holds, release frees exactly its own lease once, a lease frees itself after leaseMs,
 // extend moves a live lease's expiry only. On the suite's clock where the store takes it; on
-// real time, with short leases, where the store keeps its own clock.
+// real time, with short leases, where the store keeps its own clock. When the store fails:
+// concurrency-outage.ts.
 import {
   type ConcurrencyLimiter,
   type ConcurrencyLimiterOptions,
   createConcurrencyLimiter,
 } from '@floodgate/core/concurrency';
 import { isLeaseStore, type LeaseStore, type Store } from '@floodgate/core/store';
+import { registerConcurrencyOutage } from './concurrency-outage.js';
 import { expectCode, type Harness, type Run } from './harness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -202,5 +204,7 @@ export function registerConcurrency(h: Harness): void {
       await expectCode(h, 'extend by 0 ms', 'INVALID_OPTION', () => lease.extend(0));
       h.expect(calls.n, 'only the good acquire reached the store').toBe(1);
     });
+
+    registerConcurrencyOutage(h);
   });
 }

@@ -84,7 +84,7 @@ export function registerControls(h: Harness): void {
     });
 
     h.test(
-      'per policy: a shadowed denial admits and charges nothing; an enforced one denies',
+      'per policy: a shadowed denial admits and charges the enforced policies alone',
       async (run) => {
         const trial = tokenBucket({ limit: 1, interval: '1h', name: 'trial', shadow: true });
         const hard = tokenBucket({ limit: 2, interval: '1h', name: 'hard' });
@@ -95,11 +95,18 @@ export function registerControls(h: Harness): void {
           true,
           true,
         ]);
-        h.expect(second.binding.name, 'the shadowed policy binds').toBe('trial');
+        h.expect(second.binding.name, 'the enforced policy binds').toBe('hard');
+        h.expect(second.remaining, 'what the client is shown: the enforced count').toBe(0);
         h.expect(
-          (await l.peek('k')).policies.map((p) => p.remaining),
-          'the would-be denial charged neither policy',
-        ).toEqual([0, 1]);
+          second.policies.map((p) => p.name),
+          'enforced policies only',
+        ).toEqual(['hard']);
+        const peeked = await l.peek('k');
+        h.expect(
+          [peeked.shadowed?.[0]?.remaining, peeked.policies[0]?.remaining],
+          'the enforced policy charged as if alone, the shadowed one not past its limit',
+        ).toEqual([0, 0]);
+        h.expect((await l.limit('k')).allowed, 'the enforced limit holds').toBe(false);
         // The enforced copy of the shadowed policy shares its state (same id): it denies.
         const enforced = run.limiter(tokenBucket({ limit: 1, interval: '1h', name: 'trial' }));
         const d = await enforced.limit('k');
@@ -109,6 +116,34 @@ export function registerControls(h: Harness): void {
         ]);
       },
     );
+
+    h.test('a refund gives back only what the admission charged', async (run) => {
+      // A shadow limiter and an enforcing one share the state: a would-be denial the shadow one
+      // charged nothing for must give nothing back, or the enforcing one admits over its limit.
+      const policy = tokenBucket({ limit: 2, interval: '1h', name: 'p' });
+      const shadow = shadowLimiter(run, policy, run.prefix);
+      const enforce = run.limiter(policy);
+      await enforce.limit('k', { cost: 2 });
+      for (let i = 0; i < 3; i++) {
+        const d = await shadow.limit('k');
+        h.expect(d.shadowDenied, `shadow call ${i}: would deny`).toBe(true);
+        await shadow.refund('k', { cost: 1, decision: d });
+      }
+      h.expect((await enforce.limit('k')).allowed, 'nothing given back').toBe(false);
+      // Beside enforced policies: the enforced ones were charged and get their unit back.
+      const trial = tokenBucket({ limit: 1, interval: '1h', name: 'trial', shadow: true });
+      const hard = tokenBucket({ limit: 3, interval: '1h', name: 'hard' });
+      const mixed = run.limiter([trial, hard], `${run.prefix}x`);
+      await mixed.limit('k');
+      const d = await mixed.limit('k');
+      h.expect(d.shadowDenied, 'trial would deny').toBe(true);
+      await mixed.refund('k', { cost: 1, decision: d });
+      const p = await mixed.peek('k');
+      h.expect(
+        [p.shadowed?.[0]?.remaining, p.policies[0]?.remaining],
+        'hard got its unit back; trial, never charged for it, got nothing',
+      ).toEqual([0, 2]);
+    });
   });
 
   h.api.describe('wait(): a turn, first in first out, one store call per turn', () => {

@@ -1,5 +1,6 @@
 import type { Policy, PolicyKind } from '@floodgate/core';
 import {
+  blockKey,
   encodeIdentity,
   evaluateAll,
   type PolicyState,
@@ -8,7 +9,7 @@ import {
   toDecision,
 } from '@floodgate/core/store';
 import fc from 'fast-check';
-import { fitCost, opArb, POLICY_KINDS, policiesArb } from './arbitraries.js';
+import { fitCost, mixedPoliciesArb, opArb, POLICY_KINDS, policiesArb } from './arbitraries.js';
 import { expectTtls, type Harness } from './harness.js';
 
 const IDENTITIES = ['a', '{a}:'] as const;
@@ -87,12 +88,18 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  * references disagree; every step before must match.
  */
 export function registerDifferential(h: Harness): void {
-  const differential = (name: string, kind: PolicyKind | undefined, skew = false, large = false) =>
+  const differential = (
+    name: string,
+    kind: PolicyKind | undefined,
+    skew = false,
+    large = false,
+    mixed = false,
+  ) =>
     h.test(`random traces equal the reference: ${name}`, async (run) => {
       let n = 0;
       const traceArb = fc.array(opArb(h.scale, skew, large), { minLength: 1, maxLength: 40 });
       const property = fc.asyncProperty(
-        policiesArb(kind, h.scale, 1, large),
+        mixed ? mixedPoliciesArb(h.scale) : policiesArb(kind, h.scale, 1, large),
         traceArb,
         fc.nat(100_000),
         async (policies, trace, start) => {
@@ -101,8 +108,14 @@ export function registerDifferential(h: Harness): void {
           const limiter = run.limiter(policies, prefix);
           const kept = new Reference(false);
           const expiring = new Reference(true);
-          const keysOf = (id: string) =>
-            policies.map((p) => policyKey(prefix, encodeIdentity(id), p.id));
+          // One key per policy, then a block key per blocking policy (as the limiter builds them).
+          const keysOf = (id: string) => {
+            const own = policies.map((p) => policyKey(prefix, encodeIdentity(id), p.id));
+            const blocks = policies.flatMap((p, i) =>
+              p.blockForMs === undefined ? [] : [blockKey(own[i]!)],
+            );
+            return [...own, ...blocks];
+          };
           for (let i = 0; i < trace.length; i++) {
             const { op, dt, who, cost: c } = trace[i]!;
             const id = IDENTITIES[who]!;
@@ -171,6 +184,14 @@ export function registerDifferential(h: Harness): void {
       differential('callers with skewed clocks, 1–3 policies', undefined, true);
       // Production-sized limits, windows up to a week and costs up to millions.
       differential('large limits, windows and costs, 1–3 policies', undefined, false, true);
+      // Shadowed policies beside enforced ones, with penalties: charged apart (compose.ts).
+      differential(
+        'shadowed beside enforced policies, with blockFor',
+        undefined,
+        false,
+        false,
+        true,
+      );
     },
   );
 }

@@ -47,6 +47,12 @@ const LIMITERS: readonly (readonly Policy[])[] = [
     slidingWindowLog({ limit: 4, window: '2s' }),
     leakyBucket({ limit: 3, interval: '1s', queue: 2 }),
   ],
+  // A shadowed policy beside enforced ones, with penalties: charged apart (compose.ts).
+  [
+    fixedWindow({ limit: 4, window: '5s', shadow: true, blockFor: '2s' }),
+    tokenBucket({ limit: 5, interval: '8s' }),
+    slidingWindow({ limit: 7, window: '4s', blockFor: '1s' }),
+  ],
 ];
 
 type Outcome = Decision | 'reset' | string;

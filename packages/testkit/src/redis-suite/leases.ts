@@ -1,11 +1,14 @@
 // The concurrency limiter's Redis side, per adapter (registered by redisStoreTests): one
 // EVALSHA per acquire, release and extend, the key living exactly as long as its latest lease,
-// a member per slot, NOSCRIPT recovery, and the client clock when asked for.
+// a member per slot, NOSCRIPT recovery, and the client clock when asked for; its outage story
+// on servers of their own (lease-outage.ts).
+import { createLimiter, fixedWindow } from '@floodgate/core';
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { isLeaseStore, type LeaseStore, type Store } from '@floodgate/core/store';
 import { commandCalls, delta } from '../redis-inspect.js';
 import type { RedisServer } from '../redis-server.js';
 import { redisCommand } from '../resp.js';
+import { registerRedisLeaseOutageTests } from './lease-outage.js';
 import { tagOf } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -22,6 +25,7 @@ export function registerRedisLeaseTests<C>(
 ): void {
   const { it, expect } = api;
   const tag = tagOf(adapter);
+  registerRedisLeaseOutageTests(api, adapter);
 
   it('leases: one EVALSHA per acquire, release and extend; the key lives as long as its latest lease', async () => {
     const port = server().port;
@@ -73,6 +77,28 @@ export function registerRedisLeaseTests<C>(
     expect((await limiter.acquire('u')).allowed).toBe(false);
     await lease.release();
     expect((await limiter.acquire('u')).allowed).toBe(true);
+  });
+
+  it("leases: clock 'client' teaches the store no wrong Redis time (a rate limit beside them is not refused as late)", async () => {
+    // A caller's clock a day behind Redis's: a lease reply once carried it back as if it were
+    // Redis TIME, and every later deadline fell a day early.
+    const now = Date.now() - 86_400_000;
+    const store = adapter.makeStore(client(), { clock: 'client', now: () => now });
+    const leases = createConcurrencyLimiter({
+      store: leaseStore(store),
+      limit: 1,
+      leaseMs: 60_000,
+      prefix: `lt-${tag}`,
+    });
+    await (await leases.acquire('u')).release();
+    const limiter = createLimiter({
+      store,
+      policy: fixedWindow({ limit: 5, window: '1h' }),
+      prefix: `lt-${tag}`,
+      blockCache: false,
+    });
+    const d = await limiter.limit('u');
+    expect([d.allowed, d.reason]).toEqual([true, undefined]);
   });
 
   it("leases: clock 'client' expires them on the caller's clock", async () => {
