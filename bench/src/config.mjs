@@ -21,6 +21,7 @@ const SECTIONS = [
   'accuracy',
   'eviction',
   'concurrency',
+  'overrides',
 ];
 // Run only when BENCH_SECTIONS names them: whole HTTP apps take minutes, not seconds; slices fork
 // four processes and write their own part of docs/benchmarks.md (bench/doc/slices.md).

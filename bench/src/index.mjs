@@ -12,6 +12,7 @@ import { benchEviction } from './eviction.mjs';
 import { benchHooks } from './hooks.mjs';
 import { benchInProcess } from './inprocess.mjs';
 import { formatOps, median, table } from './measure.mjs';
+import { benchOverrides, WITHOUT } from './overrides.mjs';
 import {
   benchHot,
   benchMemory,
@@ -153,6 +154,7 @@ const needsRedis = [
   'ceiling',
   'blocked',
   'concurrency',
+  'overrides',
   'slices',
 ].some((s) => config.sections.has(s));
 /** The slices section's Markdown: its own file (bench/doc/slices.md), not this run's body. */
@@ -335,6 +337,31 @@ if (needsRedis) {
             ],
           ],
           ['r', 'r', 'r', 'r', 'r', 'l'],
+        ),
+      );
+    }
+    if (config.sections.has('overrides')) {
+      results.overrides = await benchOverrides(config, redis, log);
+      print();
+      print(
+        '### Per-identity overrides: what they cost per decision (tokenBucket, every decision ' +
+          'admitted; the same limiter without `overrides`, with them and nothing stored, and ' +
+          'with an override in force for every identity)',
+      );
+      print();
+      print(
+        table(
+          ['scenario', 'limiter', 'decisions/s', '÷ without', 'Redis µs per decision'],
+          results.overrides.flatMap(({ scenario, samples, redisUs }) =>
+            [...samples].map(([name, runs]) => [
+              scenario,
+              name,
+              formatOps(runs),
+              `${(median(runs) / median(samples.get(WITHOUT))).toFixed(2)}×`,
+              redisUs === undefined ? '–' : redisUs.get(name).toFixed(2),
+            ]),
+          ),
+          ['l', 'l', 'r', 'r', 'r'],
         ),
       );
     }

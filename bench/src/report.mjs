@@ -35,6 +35,11 @@ export function toJson(meta, r) {
     accuracy: r.accuracy,
     eviction: r.eviction,
     concurrency: r.concurrency,
+    overrides: r.overrides?.map((x) => ({
+      scenario: x.scenario,
+      contenders: summary(x.samples),
+      redisUsPerDecision: x.redisUs && Object.fromEntries(x.redisUs),
+    })),
     hot: r.hot && {
       inFlight: r.hot.inFlight,
       decisions: r.hot.decisions,

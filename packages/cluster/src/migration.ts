@@ -74,12 +74,15 @@ export function mergeResults(
   return a.map((x, i) => {
     const y = b[i] ?? x;
     const allowed = x.allowed && y.allowed;
-    return {
+    const merged: PolicyResult = {
       allowed,
       remaining: Math.min(x.remaining, y.remaining),
       resetAfterMs: Math.max(x.resetAfterMs, y.resetAfterMs),
       retryAfterMs: allowed ? 0 : Math.max(x.retryAfterMs, y.retryAfterMs),
       delayMs: Math.max(x.delayMs, y.delayMs),
     };
+    // The override either owner ran on (both hold it: overrides are written to both).
+    const override = x.override ?? y.override;
+    return override === undefined ? merged : { ...merged, override };
   });
 }

@@ -1,13 +1,17 @@
 import { FloodgateError, isFloodgateError } from '@floodgate/core';
 import {
   isLeaseStore,
+  isOverrideStore,
   type LeaseGrant,
   type LeaseRef,
   type LeaseRequest,
   type LeaseStore,
+  type OverrideStore,
   type PolicyResult,
+  type PolicyState,
   type Store,
   type StoreCall,
+  type StoreChange,
 } from '@floodgate/core/store';
 import { FleetWatch, fingerprintOf, fleetOptions, type MixedFleetEvent } from './fleet.js';
 import { ShardGuard } from './guard.js';
@@ -16,6 +20,7 @@ import { mergeResults, untilOf } from './migration.js';
 import { type ShardedStoreOptions, validate } from './options.js';
 import { type Contender, hashTagOf, pick, seedOf } from './rendezvous.js';
 import { type Shard, type ShardSpec, toOldShards, toShards } from './shards.js';
+import { watchShards } from './watch.js';
 
 /** `call` with another deadline; the limiter's call object may be a class, so fields are copied. */
 function withDeadline(call: StoreCall, deadline: number): StoreCall {
@@ -25,6 +30,8 @@ function withDeadline(call: StoreCall, deadline: number): StoreCall {
     cost: call.cost,
     mode: call.mode,
     deadline,
+    // The override keys are among `keys`: the shard must know to read them.
+    ...(call.overrides === true ? { overrides: true } : {}),
   };
   if (call.identity === undefined) return copy;
   return { ...copy, identity: call.identity, prefix: call.prefix };
@@ -69,7 +76,7 @@ const sameWeights = (shards: readonly Shard[]): boolean =>
  * const limiter = createLimiter({ store, policy: tokenBucket({ limit: 100, interval: '1m' }) });
  * ```
  */
-export class ShardedStore implements Store, LeaseStore {
+export class ShardedStore implements Store, LeaseStore, OverrideStore {
   /** For metrics and traces (`Store.kind`). */
   readonly kind: string = 'sharded';
   /** True when any shard is behind a network hop: the limiter then keeps its blocked-key cache. */
@@ -162,6 +169,14 @@ export class ShardedStore implements Store, LeaseStore {
     return this.#fleet?.check();
   }
 
+  /** The shards' change feeds as one (watch.ts): it vouches only while every shard's does. */
+  watch(listener: (change: StoreChange) => void): () => void {
+    return watchShards(
+      this.#shards.map((s) => s.store),
+      listener,
+    );
+  }
+
   /** Stops the fleet check's timer (it never holds the process open). The shards stay open. */
   close(): void {
     this.#fleet?.stop();
@@ -249,15 +264,48 @@ export class ShardedStore implements Store, LeaseStore {
     );
   }
 
+  /**
+   * Overrides go to the identity's shard, as its decisions do (their keys carry its hash tag);
+   * during a migration to both owners, so whichever decides sees them, as a reset does.
+   */
+  async writeOverrides(
+    keys: readonly string[],
+    states: readonly (PolicyState | null)[],
+  ): Promise<void> {
+    await this.#owners(keys, (s) => this.#overrides(s).writeOverrides(keys, states));
+  }
+
+  /** The identity's overrides from its shard (the old owner during a migration: it decides first). */
+  readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    const owner = this.#indexOf(keys[0]!);
+    const index = this.#previous(keys[0]!, owner) ?? owner;
+    return this.#guard.run(
+      index,
+      (s) => this.#overrides(s).readOverrides(keys),
+      this.#deadline(undefined),
+    );
+  }
+
+  #overrides(store: Store): OverrideStore {
+    if (!isOverrideStore(store)) {
+      throw new FloodgateError('INVALID_OPTION', 'ShardedStore: a shard cannot hold overrides');
+    }
+    return store;
+  }
+
   async reset(keys: readonly string[]): Promise<void> {
+    await this.#owners(keys, (s) => s.reset(keys));
+  }
+
+  /** `task` on the keys' owner, and during a migration on the old owner too. */
+  async #owners(keys: readonly string[], task: (store: Store) => Promise<void>): Promise<void> {
     if (keys.length === 0) return;
     const owner = this.#indexOf(keys[0]!);
     const deadline = this.#deadline(undefined);
     const before = this.#previous(keys[0]!, owner);
     const owners = before === undefined ? [owner] : [before, owner];
-    const done = await Promise.allSettled(
-      owners.map((i) => this.#guard.run(i, (s) => s.reset(keys), deadline)),
-    );
+    const done = await Promise.allSettled(owners.map((i) => this.#guard.run(i, task, deadline)));
     for (const d of done) if (d.status === 'rejected') throw d.reason;
   }
 }

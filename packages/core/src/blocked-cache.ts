@@ -22,13 +22,23 @@ export interface Flight {
  * it was in flight (it may describe a state that no longer holds). What other processes charge
  * meanwhile is not seen: their admissions only make the store stricter than the cached answer, so
  * a client told to wait by the cache is, at worst, told by the store to wait again.
+ *
+ * What other processes reset (or override) is heard through the store's change feed
+ * (cache-watch.ts calls `invalidate`, `alive`, `down` and `missed`). The feed vouches with each
+ * `alive` that nothing was missed until then; an entry older than `maxStaleMs` is served only
+ * while the last vouching is younger than that, so a reset the feed failed to deliver is seen
+ * within `maxStaleMs` however long the cached wait, and a store without a feed never vouches.
  */
 export class BlockedCache {
   readonly #entries: LRUCache<string, Entry>;
   readonly #flights = new Map<string, Flight>();
+  readonly #maxStaleMs: number;
+  /** The limiter's clock at the feed's last `alive`; -Infinity while it is not known healthy. */
+  #vouched = Number.NEGATIVE_INFINITY;
 
-  constructor(max: number) {
+  constructor(max: number, maxStaleMs: number) {
     this.#entries = new LRUCache<string, Entry>({ max });
+    this.#maxStaleMs = maxStaleMs;
   }
 
   /** The cached denial for `cost`, aged to `clock()` (reason `'blocked-cache'`), or undefined. */
@@ -40,7 +50,10 @@ export class BlockedCache {
     const now = clock();
     // Only the same cost: a larger one is denied too, but its tight wait may be longer.
     if (now >= hit.until || cost !== hit.cost) return undefined;
-    return aged(hit.decision, now - hit.at);
+    const age = now - hit.at;
+    // Past the bound, only a feed that vouched recently says no reset was missed meanwhile.
+    if (age >= this.#maxStaleMs && now - this.#vouched >= this.#maxStaleMs) return undefined;
+    return aged(hit.decision, age);
   }
 
   /** Before a store call for `id`; hand the flight and its epoch back to `finish`. */
@@ -79,6 +92,22 @@ export class BlockedCache {
     this.#entries.delete(id);
     const flight = this.#flights.get(id);
     if (flight !== undefined) flight.epoch++;
+  }
+
+  /** The feed delivered every change made until `now` (the limiter's clock). */
+  alive(now: number): void {
+    this.#vouched = now;
+  }
+
+  /** The feed may miss changes from now on: entries fall back to `maxStaleMs`. */
+  down(): void {
+    this.#vouched = Number.NEGATIVE_INFINITY;
+  }
+
+  /** The feed may have missed changes: every entry, and every denial in flight, is suspect. */
+  missed(): void {
+    this.#entries.clear();
+    for (const flight of this.#flights.values()) flight.epoch++;
   }
 }
 

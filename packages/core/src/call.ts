@@ -19,6 +19,8 @@ export class LimiterCall implements StoreCall {
   #keys: string[] | undefined;
   /** Present only when the limiter has a `timeoutMs` (`'deadline' in call` says so). */
   declare readonly deadline?: number;
+  /** Present (and true) only for a limiter with `overrides`: its calls read the override keys. */
+  declare readonly overrides?: boolean;
 
   constructor(
     readonly policies: readonly Policy[],
@@ -28,8 +30,10 @@ export class LimiterCall implements StoreCall {
     public cost: number,
     public mode: StoreCall['mode'],
     deadline?: number,
+    overrides?: boolean,
   ) {
     if (deadline !== undefined) (this as { deadline?: number }).deadline = deadline;
+    if (overrides === true) (this as { overrides?: boolean }).overrides = true;
   }
 
   /** The same call object for the next decision of its limiter (never one with a deadline). */
@@ -42,7 +46,9 @@ export class LimiterCall implements StoreCall {
   }
 
   get keys(): readonly string[] {
-    if (this.#keys === undefined) this.#keys = callKeys(this.prefix, this.identity, this.policies);
+    if (this.#keys === undefined) {
+      this.#keys = callKeys(this.prefix, this.identity, this.policies, this.overrides === true);
+    }
     return this.#keys;
   }
 
@@ -55,6 +61,7 @@ export class LimiterCall implements StoreCall {
       this.cost,
       this.mode,
       undefined,
+      this.overrides,
     );
   }
 }

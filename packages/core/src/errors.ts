@@ -15,6 +15,7 @@ export type FloodgateErrorCode =
   | 'INVALID_KEY'
   | 'INVALID_COST'
   | 'INVALID_OPTION'
+  | 'INVALID_OVERRIDE'
   | 'COST_EXCEEDS_CAPACITY'
   | 'STORE_UNAVAILABLE'
   | 'STORE_TIMEOUT'

@@ -6,8 +6,20 @@ export type { DecisionEvent } from './decision-event.js';
 export { type Duration, parseDuration } from './duration.js';
 export { FloodgateError, type FloodgateErrorCode, isFloodgateError } from './errors.js';
 export { createLimiter } from './limiter.js';
-export type { Limiter, LimiterOptions, RefundOptions, WaitOptions } from './limiter-types.js';
+export type {
+  BlockCacheOptions,
+  Limiter,
+  LimiterOptions,
+  RefundOptions,
+  WaitOptions,
+} from './limiter-types.js';
 export { mergeDecisions } from './merge.js';
+export type {
+  LimiterOverrides,
+  LimiterWithOverrides,
+  OverrideOptions,
+  StoredOverride,
+} from './override-types.js';
 export { type FixedWindowOptions, fixedWindow } from './policies/fixed_window.js';
 export { type LeakyBucketOptions, leakyBucket } from './policies/leaky_bucket.js';
 export { type QuotaOptions, quota } from './policies/quota.js';

@@ -6,6 +6,7 @@
  * @internal
  * @module
  */
+export { invalidateCached } from './cache-watch.js';
 export { durationStringMs } from './duration.js';
 export { checkOptions, type OptionNames } from './options.js';
 export { newVerdict, type Verdict } from './policies/common.js';

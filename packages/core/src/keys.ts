@@ -132,18 +132,38 @@ export function blockKey(policyKeyOf: string): string {
 }
 
 /**
- * A call's keys: one per policy, in order, then one block key per blocking policy, in order.
- * Policies without `blockFor` add none, so their calls carry exactly the keys they always did.
+ * The key holding a policy's stored override (`limiter.override`): the policy's key and `:ovr`,
+ * so it shares the identity's hash tag (one cluster slot, one shard) and the decision that reads
+ * it stays one script run. `reset` leaves it: an override is the app's decision, not a count.
+ * @example
+ * ```ts
+ * import { tokenBucket } from '@floodgate/core';
+ * import { encodeIdentity, overrideKey, policyKey } from '@floodgate/core/store';
+ *
+ * const policy = tokenBucket({ limit: 100, interval: '1m' });
+ * const key = overrideKey(policyKey('api', encodeIdentity('user_42'), policy.id)); // 'api:{user_42}:tb:…:ovr'
+ * ```
+ */
+export function overrideKey(policyKeyOf: string): string {
+  return `${policyKeyOf}:ovr`;
+}
+
+/**
+ * A call's keys: one per policy, in order, then one block key per blocking policy, in order,
+ * then, for a limiter with `overrides`, one override key per policy. Policies without
+ * `blockFor` add none, so their calls carry exactly the keys they always did.
  */
 export function callKeys(
   prefix: string,
   encodedIdentity: string,
   policies: readonly { readonly id: string; readonly blockForMs?: number }[],
+  overrides = false,
 ): string[] {
   const n = policies.length;
   const keys = new Array<string>(n);
   for (let i = 0; i < n; i++) keys[i] = policyKey(prefix, encodedIdentity, policies[i]!.id);
   for (let i = 0; i < n; i++)
     if (policies[i]!.blockForMs !== undefined) keys.push(blockKey(keys[i]!));
+  if (overrides) for (let i = 0; i < n; i++) keys.push(overrideKey(keys[i]!));
   return keys;
 }

@@ -1,5 +1,6 @@
 // Reading a limiter's options: the checks `createLimiter` runs before any store is touched, and
 // the defaults that depend on the store.
+import { checkBlockCache } from './cache-watch.js';
 import { FloodgateError } from './errors.js';
 import type { LimiterOptions } from './limiter-types.js';
 import { checkOptions, type OptionNames } from './options.js';
@@ -18,6 +19,7 @@ const OPTION_NAMES = {
   shadow: true,
   onDecision: true,
   telemetry: true,
+  overrides: true,
 } as const satisfies OptionNames<LimiterOptions>;
 
 export function validatePolicies(policy: unknown): readonly Policy[] {
@@ -37,8 +39,13 @@ export function validatePolicies(policy: unknown): readonly Policy[] {
         'policy must come from a factory such as tokenBucket({...})',
       );
     }
+    // Ids follow what a policy counts, not its limit: two policies of one kind over one window
+    // (interval, period) would be one count, so they need names of their own.
     if (ids.has((p as Policy).id))
-      throw new FloodgateError('INVALID_POLICY', `duplicate policy ${(p as Policy).id}`);
+      throw new FloodgateError(
+        'INVALID_POLICY',
+        `duplicate policy ${(p as Policy).id}: two ${(p as Policy).kind} policies over the same window, interval or period share one count; give them distinct names`,
+      );
     ids.add((p as Policy).id);
   }
   return Object.freeze(list.slice() as Policy[]);
@@ -64,15 +71,7 @@ export function validateOptions(options: LimiterOptions): void {
       "onStoreError must be 'throw', 'allow', 'deny' or a store",
     );
   }
-  const b = options.blockCache as unknown;
-  const max = (b as { max?: unknown } | null)?.max;
-  if (
-    b !== undefined &&
-    typeof b !== 'boolean' &&
-    (typeof b !== 'object' || typeof max !== 'number' || !Number.isSafeInteger(max) || max <= 0)
-  ) {
-    throw new FloodgateError('INVALID_OPTION', 'blockCache must be a boolean or { max: n }, n ≥ 1');
-  }
+  checkBlockCache(options.blockCache);
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new FloodgateError('INVALID_OPTION', 'onError must be a function');
   }

@@ -8,6 +8,36 @@ import type { Telemetry } from './telemetry-types.js';
 import type { Decision, Policy } from './types.js';
 
 /**
+ * The blocked-key cache's bounds (`LimiterOptions.blockCache`).
+ * @example
+ * A cache that serves a denial at most 200 ms while the store's change feed is down.
+ * ```ts
+ * import { createLimiter, fixedWindow, type BlockCacheOptions } from '@floodgate/core';
+ * import { IoRedisStore } from '@floodgate/ioredis';
+ * import { Redis } from 'ioredis';
+ *
+ * const blockCache: BlockCacheOptions = { max: 50_000, maxStaleMs: 200 };
+ * const limiter = createLimiter({
+ *   store: new IoRedisStore(new Redis()),
+ *   policy: fixedWindow({ limit: 5, window: '1m', blockFor: '15m' }),
+ *   blockCache,
+ * });
+ * ```
+ */
+export interface BlockCacheOptions {
+  /** Entries kept (least recently used evicted first). @default 10_000 */
+  max?: number;
+  /**
+   * How long a cached denial may be served while the store's change feed is not known healthy
+   * (not yet subscribed, disconnected, its heartbeat unanswered, or a store without a feed): a
+   * reset made by another process is then seen within this bound instead of a round trip. With
+   * a healthy feed a denial is served until its `retryAfterMs`. 0: only while the feed vouches.
+   * @default 1000
+   */
+  maxStaleMs?: number;
+}
+
+/**
  * What `createLimiter` takes: the store, the policies, and what to do when the store fails.
  * @example
  * Options for a Redis-backed limiter that denies rather than guesses during an outage.
@@ -48,9 +78,12 @@ export interface LimiterOptions {
   timeoutMs?: number | false;
   /**
    * Answer denied identities in-process until their `retryAfterMs` has passed, with no store
-   * round trip. `max` bounds the entries. @default on (max 10 000) for remote stores, off otherwise
+   * round trip (see `BlockCacheOptions`). A reset or override made by any process drops the
+   * entry through the store's change feed (`Store.watch`); while the feed is not known healthy,
+   * a denial is served at most `maxStaleMs`. @default on (max 10 000, maxStaleMs 1000) for remote
+   * stores, off otherwise
    */
-  blockCache?: boolean | { max: number };
+  blockCache?: boolean | BlockCacheOptions;
   /** Called with every store failure the limiter absorbed, so it can be alerted on. */
   onError?: (error: FloodgateError) => void;
   /**
@@ -81,6 +114,15 @@ export interface LimiterOptions {
    * `@opentelemetry/api` (edge bundles never pull it in). @default none: nothing is recorded
    */
   telemetry?: Telemetry;
+  /**
+   * Per-identity overrides stored beside the counts: the limiter gets `override()` and
+   * `overrides` (`LimiterWithOverrides`), and each decision reads the identity's override keys
+   * in its one store call, so every process honours a change at its next decision. Off, the
+   * limiter's calls and Redis scripts are exactly those of a limiter without them (no extra key
+   * read). The store must hold overrides (`isOverrideStore`; every Floodgate store does).
+   * See docs/changing-limits.md. @default false
+   */
+  overrides?: boolean;
 }
 
 /**

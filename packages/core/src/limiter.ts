@@ -1,5 +1,6 @@
-import { BlockedCache } from './blocked-cache.js';
+import type { BlockedCache } from './blocked-cache.js';
 import { Breaker, type BreakerState } from './breaker.js';
+import { blockedCacheFor, exposeInvalidation } from './cache-watch.js';
 import { LimiterCall } from './call.js';
 import { plainDecision } from './decision.js';
 import { FloodgateError, isCallerError, storeError } from './errors.js';
@@ -15,9 +16,12 @@ import {
   timedStore,
   watchBreaker,
 } from './observe.js';
+import type { OverrideStore } from './override-store.js';
+import type { LimiterWithOverrides } from './override-types.js';
+import { overriddenDecision, overridesOption, withOverrides } from './overrides.js';
 import { refundDecisionOf, refundScope } from './refund.js';
 import { applyShadow, partlyShadowed, shadowMask } from './shadow.js';
-import type { PolicyResult, StoreCall } from './store-types.js';
+import type { PolicyResult, Store, StoreCall } from './store-types.js';
 import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
 import { checkWaitOptions, WaitQueues } from './wait.js';
@@ -29,6 +33,23 @@ function onlyCost(opts: unknown): boolean {
   return true;
 }
 
+/**
+ * Builds a limiter with per-identity overrides stored beside the counts (`overrides: true`):
+ * `override`, `overrides.get` and `overrides.clear` (docs/changing-limits.md).
+ * @example
+ * ```ts
+ * import { createLimiter, tokenBucket } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter = createLimiter({
+ *   store: new MemoryStore(),
+ *   policy: tokenBucket({ limit: 100, interval: '1m' }),
+ *   overrides: true,
+ * });
+ * await limiter.override('key_123', { limit: 1000, until: Date.now() + 3_600_000 });
+ * ```
+ */
+export function createLimiter(options: LimiterOptions & { overrides: true }): LimiterWithOverrides;
 /**
  * Builds a limiter over one store and one or more policies.
  * @example
@@ -44,9 +65,12 @@ function onlyCost(opts: unknown): boolean {
  * if (!d.allowed) console.log(`retry in ${d.retryAfterMs} ms`);
  * ```
  */
+export function createLimiter(options: LimiterOptions): Limiter;
 export function createLimiter(options: LimiterOptions): Limiter {
   validateOptions(options);
   const policies = validatePolicies(options.policy);
+  // Stored per-identity overrides (overrides.ts): read by every decision's store call.
+  const overriding = overridesOption(options);
   // `policies` is frozen for callers; V8 (Node 20) reads elements of a frozen array through a
   // generic inline-cache call, so decisions are built from this unfrozen copy.
   const list = policies.slice();
@@ -65,17 +89,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const timeoutMs = timeoutOf(options);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
   const capacity = Math.min(...policies.map((p) => p.capacity));
-  const cacheOption = options.blockCache ?? store.remote === true;
-  const blocked = cacheOption
-    ? new BlockedCache(cacheOption === true ? 10_000 : cacheOption.max)
-    : undefined;
+  // Listens to the store's change feed (cache-watch.ts), timed on the clock decisions use.
+  const blocked = blockedCacheFor(options.blockCache, store, prefix, () =>
+    store.now === undefined ? Date.now() : store.now(),
+  );
   const breakerOption =
     options.breaker ?? (store.remote === true && store.isolatesFailures !== true);
   const breaker = breakerOption
     ? new Breaker(watchBreaker(breakerOption === true ? {} : breakerOption, tele, complain))
     : undefined;
   /** The decision the results give, shadowed policies reported and not enforced (shadow.ts). */
-  const decide = (
+  const decideAs = (
     ps: readonly Policy[],
     results: readonly PolicyResult[],
     reason?: DecisionReason,
@@ -84,6 +108,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (shadow === true) return applyShadow(plainDecision(ps, results, reason));
     return partlyShadowed(ps, results, shadow, reason);
   };
+  const decide: typeof decideAs = overriding
+    ? (ps, results, reason) => overriddenDecision(ps, results, reason, decideAs, shadow)
+    : decideAs;
   const open = (): FloodgateError =>
     new FloodgateError(
       'STORE_UNAVAILABLE',
@@ -141,7 +168,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // instance that outlives each call keeps LimiterCall's hidden class alive. V8 collects a hidden
   // class once every instance of it died, and then throws away the optimized code that checked it:
   // with a fresh call per decision, every full GC sent the hot path back to the interpreter.
-  let spare = sync === undefined ? undefined : new LimiterCall(policies, prefix, '', 1, 'limit');
+  let spare =
+    sync === undefined
+      ? undefined
+      : new LimiterCall(policies, prefix, '', 1, 'limit', undefined, overriding);
 
   // Not async: on the in-process path the promise returned is the only one made per decision.
   function run(id: string, cost: number, mode: 'limit' | 'peek'): Promise<Decision> {
@@ -162,7 +192,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
     spare = call;
     // One test of a constant per decision; the shadow mapping runs only in shadow mode.
-    const d = shadow === undefined ? plainDecision(list, results) : decide(list, results);
+    const d =
+      shadow === undefined && !overriding ? plainDecision(list, results) : decide(list, results);
     // Not dead code: the read makes V8 check the decision's hidden class, and knowing it V8
     // fulfils the promise without a generic lookup of `d.then` (6 % of a decision's instructions).
     void d.allowed;
@@ -268,6 +299,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       cost,
       mode,
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+      overriding,
     );
 
   /** A refund of `charged` only (the enforced policies of a partly shadowed limiter). */
@@ -279,6 +311,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       cost,
       'refund',
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+      overriding,
     );
   const charged = refundScope(policies, shadow);
   let waiting: WaitQueues | undefined;
@@ -382,5 +415,18 @@ export function createLimiter(options: LimiterOptions): Limiter {
   };
   // Decided here, once: without onDecision and telemetry the limiter is returned unwrapped.
   const report = reporter(options.onDecision, tele, complain);
-  return report === undefined ? limiter : observed(limiter, report);
+  const done = report === undefined ? limiter : observed(limiter, report);
+  if (blocked !== undefined) exposeInvalidation(done, (i) => blocked.invalidate(idOf(i)));
+  if (!overriding) return done;
+  return withOverrides(done, {
+    // overridesOption checked that it can hold them.
+    store: options.store as Store & OverrideStore,
+    prefix,
+    policies,
+    clock,
+    timeoutMs,
+    breaker,
+    blocked,
+    idOf,
+  });
 }

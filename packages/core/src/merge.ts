@@ -12,7 +12,8 @@ import type { Decision, DecisionReason, PolicyDecision } from './types.js';
  * - `binding` is chosen over all those policies by the rule on `Decision.binding`, as if one
  *   limiter held them all (usually the binding of the decision with the fewest units left), and
  *   `limit` / `remaining` are its numbers;
- * - `reason`: the first decision's that has one.
+ * - `reason`: the first decision's that has one;
+ * - `override`: when any decision has one, the earliest `until` among them.
  *
  * Merging is associative: merging a merge with more decisions gives the merge of them all. One
  * decision is returned as it is.
@@ -39,6 +40,7 @@ export function mergeDecisions(decisions: readonly Decision[]): Decision {
   let retryAfterMs = 0;
   let delayMs = 0;
   let reason: DecisionReason | undefined;
+  let until = Number.POSITIVE_INFINITY;
   const policies: PolicyDecision[] = [];
   for (const d of decisions) {
     if (!d.allowed) {
@@ -48,6 +50,7 @@ export function mergeDecisions(decisions: readonly Decision[]): Decision {
     resetAfterMs = Math.max(resetAfterMs, d.resetAfterMs);
     delayMs = Math.max(delayMs, d.delayMs);
     reason ??= d.reason;
+    if (d.override !== undefined) until = Math.min(until, d.override.until);
     for (const p of d.policies) {
       // Over every policy, not each decision's binding: on a tie, a later decision's policy of
       // the same quota that comes back later binds, as it would in one limiter.
@@ -56,5 +59,7 @@ export function mergeDecisions(decisions: readonly Decision[]): Decision {
     }
   }
   const merged = combined(allowed, binding, resetAfterMs, retryAfterMs, delayMs, policies);
-  return reason === undefined ? merged : { ...merged, reason };
+  const withReason = reason === undefined ? merged : { ...merged, reason };
+  // As one limiter would say it: the earliest end of the overrides that took part.
+  return until === Number.POSITIVE_INFINITY ? withReason : { ...withReason, override: { until } };
 }

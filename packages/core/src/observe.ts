@@ -196,6 +196,7 @@ export function timedStore(store: Store, tele: LimiterTelemetry, complain: Compl
   if (store.isolatesFailures !== undefined) timed.isolatesFailures = store.isolatesFailures;
   if (store.fallback !== undefined) timed.fallback = () => store.fallback!();
   if (store.now !== undefined) timed.now = () => store.now!();
+  if (store.watch !== undefined) timed.watch = (listener) => store.watch!(listener);
   return timed;
 }
 

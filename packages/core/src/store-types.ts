@@ -21,9 +21,16 @@ import type { Policy } from './types.js';
 export interface StoreCall {
   /**
    * One key per policy, same order as `policies`, then one block key per policy with
-   * `blockFor` (`blockKey`), in policy order; all share the identity's hash tag.
+   * `blockFor` (`blockKey`), in policy order, then with `overrides` one override key per policy
+   * (`overrideKey`); all share the identity's hash tag.
    */
   readonly keys: readonly string[];
+  /**
+   * True for a limiter made with `overrides: true`: the last `policies.length` keys are the
+   * policies' override keys, read in the same atomic call (`evaluateAll` says what an override
+   * does). Absent otherwise, and the call is exactly what it was before overrides existed.
+   */
+  readonly overrides?: boolean;
   readonly policies: readonly Policy[];
   /** Positive safe integer, already validated against every policy's capacity. */
   readonly cost: number;
@@ -68,6 +75,11 @@ export interface PolicyResult {
   readonly resetAfterMs: number;
   readonly retryAfterMs: number;
   readonly delayMs: number;
+  /**
+   * Present when a stored override applied to this policy in this call: the limit it ran on
+   * (0: the override blocks) and when the override ends (epoch ms, on the store's clock).
+   */
+  readonly override?: { readonly limit: number; readonly until: number };
 }
 
 /**
@@ -131,4 +143,37 @@ export interface Store {
    * The limiter's blocked-key cache times entries with it; without it, with `Date.now`.
    */
   now?(): number;
+  /**
+   * Tells `listener` of changes to identities' state made by any process (a reset, an override),
+   * so a limiter's blocked-key cache can drop what they make stale; returns the function that
+   * stops telling it. A store that has no such feed leaves it out, and the caches then serve a
+   * denial only for a bounded time (`blockCache.maxStaleMs`). `RedisStore` implements it with
+   * pub/sub (docs/algorithms.md#the-blocked-key-cache).
+   */
+  watch?(listener: (change: StoreChange) => void): () => void;
 }
+
+/**
+ * What a store's change feed (`Store.watch`) reports.
+ * - `'identity'`: the state of `identity` (encoded, as in `StoreCall.identity`) under `prefix`
+ *   changed in a way a cached denial may not have seen (a reset, an override).
+ * - `'alive'`: every change made until now (within a round trip) has been reported.
+ * - `'down'`: from now on changes may go unreported, until the next `'alive'`.
+ * - `'missed'`: changes may have gone unreported (the feed just started, or came back after
+ *   being down): anything cached before is suspect.
+ * @example
+ * A listener that keeps a set of identities to recheck.
+ * ```ts
+ * import type { Store, StoreChange } from '@floodgate/core/store';
+ *
+ * declare const store: Store;
+ * const stale = new Set<string>();
+ * const stop = store.watch?.((change: StoreChange) => {
+ *   if (change.type === 'identity' && change.prefix === 'api') stale.add(change.identity);
+ * });
+ * stop?.();
+ * ```
+ */
+export type StoreChange =
+  | { readonly type: 'identity'; readonly prefix: string; readonly identity: string }
+  | { readonly type: 'alive' | 'down' | 'missed' };

@@ -7,7 +7,7 @@
  */
 export { Breaker, type BreakerState } from './breaker.js';
 export { toDecision } from './decision.js';
-export { blockKey, encodeIdentity, MAX_IDENTITY_BYTES, policyKey } from './keys.js';
+export { blockKey, encodeIdentity, MAX_IDENTITY_BYTES, overrideKey, policyKey } from './keys.js';
 export {
   isLeaseStore,
   type LeaseGrant,
@@ -15,8 +15,9 @@ export {
   type LeaseRequest,
   type LeaseStore,
 } from './lease-types.js';
+export { isOverrideStore, type OverrideStore } from './override-store.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { evaluateAll, evaluatePolicy, type StateWrite } from './policies/compose.js';
 export { POLICY_KINDS } from './policies/kinds.js';
 export { MAX_LOG_LIMIT } from './policies/sliding_window_log.js';
-export type { PolicyResult, Store, StoreCall } from './store-types.js';
+export type { PolicyResult, Store, StoreCall, StoreChange } from './store-types.js';

@@ -57,7 +57,8 @@ const STORE_BUCKETS = [
 /**
  * A limiter `telemetry` that records through OpenTelemetry:
  * - `floodgate.decisions` (counter, `{decision}`): `floodgate.limiter` (the prefix),
- *   `floodgate.policy` (the binding policy's name; absent on errors), `floodgate.outcome`;
+ *   `floodgate.policy` (the binding policy's name; absent on errors), `floodgate.outcome`, and
+ *   `floodgate.override` (true) when a stored override took part (`Decision.override`);
  * - `floodgate.store.duration` (histogram, `s`): `floodgate.limiter`, `floodgate.store` (kind);
  * - `floodgate.breaker.state` (gauge, `{state}`): 1 for the breaker's state, 0 for the others,
  *   by `floodgate.breaker.state`;
@@ -137,11 +138,14 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
       const byKey = new Map<string, Attributes>();
       const attributesOf = (event: DecisionEvent): Attributes => {
         const policy = event.decision?.binding.name;
-        const key = `${policy ?? ''}\u0000${event.outcome}`;
+        // A decision a stored override took part in says so: a block or a boost shows apart.
+        const overridden = event.decision?.override !== undefined;
+        const key = `${policy ?? ''}\u0000${event.outcome}${overridden ? '\u0000o' : ''}`;
         let a = byKey.get(key);
         if (a === undefined) {
           a = { 'floodgate.limiter': limiter, 'floodgate.outcome': event.outcome };
           if (policy !== undefined) a['floodgate.policy'] = policy;
+          if (overridden) a['floodgate.override'] = true;
           byKey.set(key, a);
         }
         return a;

@@ -23,8 +23,10 @@ export interface Policy {
   /** Shown in `RateLimit` headers and problem bodies. */
   readonly name: string;
   /**
-   * Key suffix, a few characters: the kind's tag and a short hash of `params`, so two limiters
-   * with one policy share state and a changed policy starts a fresh key (see policies/define.ts).
+   * Key suffix, a few characters: the kind's tag and a short hash of what the policy counts (its
+   * kind, its name when one was given, its window, interval or period and time zone), not of its
+   * limit, burst or queue: two limiters with one policy share state, and a policy whose limit
+   * changes keeps counting where it was (see policies/policy.ts and docs/algorithms.md).
    */
   readonly id: string;
   /** Requests (cost units) allowed per `windowMs`: the quota advertised in headers. */
@@ -84,6 +86,12 @@ export interface PolicyDecision {
   readonly retryAfterMs: number;
   /** leakyBucket only: how long an admitted request waits before it proceeds. */
   readonly delayMs: number;
+  /**
+   * Present when a stored override (`limiter.override`) decided this policy: the limit it ran on
+   * (also in `limit`, unless 0: a block keeps the policy's own limit there) and when the override
+   * ends, in epoch ms on the store's clock.
+   */
+  readonly override?: { readonly limit: number; readonly until: number };
   /**
    * Present (and `true`) on a shadowed policy's part: in `Decision.shadowed` when the limiter
    * enforces other policies, or on a denial of a limiter that shadows everything. Reported, not
@@ -165,6 +173,12 @@ export interface Decision {
    */
   readonly binding: PolicyDecision;
   readonly reason?: DecisionReason;
+  /**
+   * Present when a stored override (`limiter.override`) decided any policy of this decision:
+   * the earliest of their ends, in epoch ms on the store's clock. Each overridden policy's part
+   * carries its own `override`.
+   */
+  readonly override?: { readonly until: number };
   /**
    * Present (and `true`) only in shadow mode, when enforcing would have denied: the decision is
    * allowed. In a limiter that shadows everything, `retryAfterMs`, `binding` and the denying

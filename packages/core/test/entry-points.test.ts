@@ -18,6 +18,8 @@ const STORE_VALUES = [
   'evaluateAll',
   'evaluatePolicy',
   'isLeaseStore',
+  'isOverrideStore',
+  'overrideKey',
   'policyKey',
   'toDecision',
 ];

@@ -20,7 +20,7 @@ function thrown(fn: () => unknown): { code?: string; message?: string } {
 }
 
 describe('policy factories', () => {
-  it('window policies: plain data, named and identified by their parameters', () => {
+  it('window policies: plain data, named and identified by what they count', () => {
     expect(fixedWindow({ limit: 100, window: '1m' })).toEqual({
       kind: 'fixedWindow',
       name: '100-per-1m',
@@ -52,7 +52,7 @@ describe('policy factories', () => {
     expect([p.kind, p.capacity, ...p.params]).toEqual(['leakyBucket', 5, 5, 1000, 3]);
   });
 
-  it('ids are short: the kind tag and 5 characters of a hash of the parameters', () => {
+  it('ids are short: the kind tag and 5 characters of a hash of what the policy counts', () => {
     for (const p of [
       fixedWindow({ limit: 1_000_000, window: '7d' }),
       tokenBucket({ limit: 123_456, interval: '1h', burst: 999_999 }),
@@ -60,27 +60,37 @@ describe('policy factories', () => {
     ]) {
       expect(p.id).toMatch(/^(fw|sw|swl|tb|lb):[A-Za-z0-9_-]{5}$/);
     }
-    // The id follows what the algorithm runs on: equal rates share state, as they should.
-    expect(tokenBucket({ limit: 10, interval: '1s' }).id).toBe(
+    // The id follows what is counted: the interval, not the rate.
+    expect(tokenBucket({ limit: 10, interval: '1s' }).id).not.toBe(
       tokenBucket({ limit: 20, interval: '2s', burst: 10 }).id,
     );
   });
 
-  it('the same parameters give the same id whatever the spelling or name; others differ', () => {
-    expect(fixedWindow({ limit: 5, window: '1s', name: 'a' }).id).toBe(
-      fixedWindow({ limit: 5, window: 1000 }).id,
+  it('the same kind, window and given name give the same id whatever the limit; others differ', () => {
+    // A limit, a burst or a queue is read at each decision: the count stays where it was.
+    expect(fixedWindow({ limit: 5, window: '1s' }).id).toBe(
+      fixedWindow({ limit: 500, window: 1000 }).id,
     );
-    expect(tokenBucket({ limit: 5, interval: '1s' }).id).toBe(
-      tokenBucket({ limit: 5, interval: 1000, burst: 5 }).id,
+    expect(tokenBucket({ limit: 5, interval: '1s', name: 'api' }).id).toBe(
+      tokenBucket({ limit: 50, interval: 1000, burst: 7, name: 'api' }).id,
+    );
+    expect(leakyBucket({ limit: 5, interval: '1s', queue: 1 }).id).toBe(
+      leakyBucket({ limit: 9, interval: 1000, queue: 20 }).id,
+    );
+    // A default name ('5-per-1s') follows the limit, so it is not part of the id; a name given
+    // is, even when it spells the default.
+    expect(fixedWindow({ limit: 5, window: '1s', name: '5-per-1s' }).id).not.toBe(
+      fixedWindow({ limit: 5, window: 1000 }).id,
     );
     const ids = [
       fixedWindow({ limit: 5, window: 1000 }),
+      fixedWindow({ limit: 5, window: 1000, name: 'a' }),
+      fixedWindow({ limit: 5, window: 1000, name: 'b' }),
       slidingWindow({ limit: 5, window: 1000 }),
       slidingWindowLog({ limit: 5, window: 1000 }),
       tokenBucket({ limit: 5, interval: 1000 }),
-      tokenBucket({ limit: 5, interval: 1000, burst: 6 }),
       leakyBucket({ limit: 5, interval: 1000, queue: 5 }),
-      fixedWindow({ limit: 51, window: 100 }),
+      fixedWindow({ limit: 5, window: 100 }),
       fixedWindow({ limit: 5, window: 1100 }),
     ].map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);

@@ -1,6 +1,8 @@
-// Key names and script SHA-1s are persisted state: a Redis holding `api:{user}:tb:NBQNv` keeps
-// counting under that name across upgrades, and EVALSHA finds a script by its SHA-1. These pins
-// were computed with node:crypto before core moved to a pure-JS hash; they must never change.
+// Key names and script SHA-1s are persisted state: a Redis holding `api:{user}:tb:jl0f9` keeps
+// counting under that name across upgrades, and EVALSHA finds a script by its SHA-1. The ids
+// changed once, on purpose, when they stopped hashing limits (a new limit keeps its count; the
+// changeset says what that means for an upgrade); they are checked against node:crypto, and must
+// not change again.
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +10,7 @@ import { sha1Hex, sha256Base64url, utf8Length } from '../src/hash.js';
 import {
   fixedWindow,
   leakyBucket,
+  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -18,16 +21,30 @@ import { compileScript } from '../src/redis/lua.js';
 
 describe('key names', () => {
   it('policy ids are those computed with node:crypto', () => {
-    expect(tokenBucket({ limit: 100, interval: '1m' }).id).toBe('tb:NBQNv');
-    expect(fixedWindow({ limit: 10, window: '1s' }).id).toBe('fw:EDGTM');
-    expect(slidingWindow({ limit: 5, window: '10s' }).id).toBe('sw:glzdo');
-    expect(slidingWindowLog({ limit: 3, window: '1m' }).id).toBe('swl:QxBtZ');
-    expect(leakyBucket({ limit: 10, interval: '1s', queue: 5 }).id).toBe('lb:Zd-nw');
+    expect(tokenBucket({ limit: 100, interval: '1m' }).id).toBe('tb:jl0f9');
+    expect(fixedWindow({ limit: 10, window: '1s' }).id).toBe('fw:tQYS-');
+    expect(slidingWindow({ limit: 5, window: '10s' }).id).toBe('sw:s1ghV');
+    expect(slidingWindowLog({ limit: 3, window: '1m' }).id).toBe('swl:_EalJ');
+    expect(leakyBucket({ limit: 10, interval: '1s', queue: 5 }).id).toBe('lb:ol-xg');
+    expect(quota({ limit: 1000, per: 'day' }).id).toBe('qt:oxnvB');
+    expect(tokenBucket({ limit: 100, interval: '1m', name: 'api' }).id).toBe('tb:tMuN1');
+    // What is hashed, spelled out: the kind, the window, a quota's period and zone, the name given.
+    const id = (what: unknown[], tag: string) =>
+      `${tag}:${createHash('sha256').update(JSON.stringify(what)).digest('base64url').slice(0, 5)}`;
+    expect(tokenBucket({ limit: 7, interval: '1m', burst: 3 }).id).toBe(
+      id(['tokenBucket', 60_000, null, null, null], 'tb'),
+    );
+    expect(quota({ limit: 5, per: 'week', timeZone: 'Europe/Berlin', name: 'w' }).id).toBe(
+      id(['quota', 604_800_000, 'week', 'Europe/Berlin', 'w'], 'qt'),
+    );
   });
 
-  it('blockFor does not enter the policy id: the counts stay where they were', () => {
-    expect(tokenBucket({ limit: 100, interval: '1m', blockFor: '1h' }).id).toBe('tb:NBQNv');
-    expect(fixedWindow({ limit: 10, window: '1s', blockFor: 500 }).id).toBe('fw:EDGTM');
+  it('neither the limit, burst, queue, blockFor nor shadow enters the policy id', () => {
+    expect(tokenBucket({ limit: 100, interval: '1m', blockFor: '1h' }).id).toBe('tb:jl0f9');
+    expect(tokenBucket({ limit: 5, interval: '1m', burst: 50, shadow: true }).id).toBe('tb:jl0f9');
+    expect(fixedWindow({ limit: 99, window: '1s', blockFor: 500 }).id).toBe('fw:tQYS-');
+    expect(leakyBucket({ limit: 1, interval: '1s', queue: 99 }).id).toBe('lb:ol-xg');
+    expect(quota({ limit: 7, per: 'day', timeZone: 'UTC' }).id).toBe('qt:oxnvB');
   });
 
   it('long identities hash to the names computed with node:crypto', () => {
@@ -88,26 +105,26 @@ describe('script SHA-1s', () => {
   it("today's scripts keep today's SHA-1s", () => {
     const one = (k: (typeof POLICY_KINDS)[number]) => compileScript('one', [k]).sha1;
     const batch = (k: (typeof POLICY_KINDS)[number]) => compileScript('batch', [k]).sha1;
-    expect(one('fixedWindow')).toBe('5baff94bca56fa2bf1f0d4d2a80b964ad3b578e4');
-    expect(one('slidingWindow')).toBe('38ced1853bb050d428e7a47f8aa881d6d5117cf5');
-    expect(one('slidingWindowLog')).toBe('6f283ee942835d1dc58968acc9c5098be8156e83');
-    expect(one('tokenBucket')).toBe('31eb25ab3d954858de4bcac558cae3826af56691');
-    expect(one('leakyBucket')).toBe('71e32b096482ad60ed9a60cc0791515e12efdebd');
-    expect(one('quota')).toBe('bf56077fafbdf6ad6d65c5e1c2a85f8076b20a51');
+    expect(one('fixedWindow')).toBe('da0ee4b1e18b22bf3907d6c9f4a95a1867624177');
+    expect(one('slidingWindow')).toBe('7708f6c60010debddd49c69f5412750f183d42fd');
+    expect(one('slidingWindowLog')).toBe('2e5231ebc547d8f85f940354f24df31c3da47b9e');
+    expect(one('tokenBucket')).toBe('0df13cd2d561d86a1cbde3241d09701ffe29f95c');
+    expect(one('leakyBucket')).toBe('d56b3fb8cc1a974e68c033b7b6332d7c11259627');
+    expect(one('quota')).toBe('771886a5aefec425003acb807ff2719070764d03');
     // The five rate kinds together.
-    expect(compileScript('one', FIVE).sha1).toBe('134da3bfac9ba4579c0aaaabb5a4aedd1e63dc56');
+    expect(compileScript('one', FIVE).sha1).toBe('837861180f5a549156bc12df351b97ba8f9547bf');
     expect(compileScript('one', [...POLICY_KINDS]).sha1).toBe(
-      'b6fe17ea11a081d2aee3382854bd9e6b2cb2c5e5',
+      '3c2c4ab8a8f48e098189b8933e21fd497524b799',
     );
-    expect(batch('fixedWindow')).toBe('ec778f214d38167072158a4cc68c498e3660f43e');
-    expect(batch('slidingWindow')).toBe('6ee86445efd288c94ad1e396ddfa272bc4298d3b');
-    expect(batch('slidingWindowLog')).toBe('43fae6bec5ab368d70b7c0afb45b4bac05791f09');
-    expect(batch('tokenBucket')).toBe('f993cc66667fa118763e861de91a4a81efcecb95');
-    expect(batch('leakyBucket')).toBe('4dc06992f07989fffe71ffcdc178b3de1492967f');
-    expect(batch('quota')).toBe('8e247e628f81aa1b5a24aa83c7b14012f9727ad3');
-    expect(compileScript('batch', FIVE).sha1).toBe('0183ae9f95113eeb0c809acdf2106bec72006e25');
+    expect(batch('fixedWindow')).toBe('cfd724cda27c6b387ad87689deece73487ef777c');
+    expect(batch('slidingWindow')).toBe('43d9e00f0a9665727598fa5475f8db633fab7b3d');
+    expect(batch('slidingWindowLog')).toBe('05f754e5c03c762ec39ba300324d655731c36e8f');
+    expect(batch('tokenBucket')).toBe('b6f6bdb8769f9d7195df5e0c9e65b458f4999840');
+    expect(batch('leakyBucket')).toBe('7b31d021db77d055f7629e5de273401661618752');
+    expect(batch('quota')).toBe('edf8347cd61b0d04111822776e5e9e58f2339b09');
+    expect(compileScript('batch', FIVE).sha1).toBe('25002fc886da112d5ec9d4bf65d0ab5c389032b5');
     expect(compileScript('batch', [...POLICY_KINDS]).sha1).toBe(
-      '67f2b9f7ac1dfcb000a6bb85ab36cf8b8f05778c',
+      '8ce215dfb02e756a6140a240a26d9c6bbd5b0f65',
     );
   });
 });

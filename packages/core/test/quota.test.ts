@@ -65,14 +65,13 @@ describe('quota(): options', () => {
     expect(Object.isFrozen(p) && Object.isFrozen(p.calendar)).toBe(true);
   });
 
-  it('has a key id that changes with the limit, the unit and the zone, and only with them', () => {
+  it('has a key id that changes with the unit, the zone and a given name, not with the limit', () => {
     const base = quota({ limit: 100, per: 'day', timeZone: 'Europe/Berlin' });
     expect(base.id).toMatch(/^qt:/);
-    expect(quota({ limit: 100, per: 'day', timeZone: 'Europe/Berlin', name: 'x' }).id).toBe(
-      base.id,
-    );
+    // The limit is read at each decision: a new limit keeps the period's count.
+    expect(quota({ limit: 101, per: 'day', timeZone: 'Europe/Berlin' }).id).toBe(base.id);
     const others = [
-      quota({ limit: 101, per: 'day', timeZone: 'Europe/Berlin' }),
+      quota({ limit: 100, per: 'day', timeZone: 'Europe/Berlin', name: 'x' }),
       quota({ limit: 100, per: 'week', timeZone: 'Europe/Berlin' }),
       quota({ limit: 100, per: 'day', timeZone: 'Europe/Paris' }),
       quota({ limit: 100, per: 'day' }),

@@ -3,6 +3,7 @@ import { RedisStore, type RedisStoreOptions, type RedisTransport } from '@floodg
 import type { Store } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
 import type { ChainableCommander, Cluster, Redis } from 'ioredis';
+import { ioredisSubscribe } from './subscribe.js';
 
 type Pipeline = ChainableCommander;
 
@@ -42,6 +43,9 @@ export type IoRedisClient = Redis | Cluster;
  * limits. On `NOSCRIPT` (script cache flushed, restart, failover) it re-sends the script with
  * `EVAL` and the same arguments. It never connects, disconnects or configures the client.
  * Commands go through `client.call`, so auto-pipelining, `keyPrefix` and Cluster routing apply.
+ * Once a limiter with a blocked-key cache uses it, it opens one connection of its own, a
+ * `duplicate()` (of one node's connection on a Cluster) subscribed to the change feed (the
+ * `changes` option): its socket never keeps the process alive, and it closes with the client.
  * @example
  * ```ts
  * import { createLimiter, tokenBucket } from '@floodgate/core';
@@ -110,6 +114,8 @@ function ioredisTransport(client: IoRedisClient): RedisTransport {
       return [reply, Number(waited)];
     },
     isReady: () => client.status === 'ready',
+    subscribe: ioredisSubscribe(client),
+    isClosed: () => client.status === 'end',
   };
 }
 

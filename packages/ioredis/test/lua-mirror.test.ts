@@ -53,25 +53,67 @@ async function readState(
   return decodeState(await redis.get(key), policy);
 }
 
+/** `e` of the least power of two above the last window number before 2^42 ms (fixed_window.lua). */
+function windowBits(w: number): bigint {
+  const last = 2n ** 42n / BigInt(w);
+  return last === 0n ? 0n : BigInt(last.toString(2).length);
+}
+
 /** A GET-read state, string or int-encoded, as the TypeScript reference holds it. */
 function decodeState(raw: string | null, policy: Policy): PolicyState | undefined {
   if (raw === null) return undefined;
   if (raw.includes(':')) return raw.split(':').map(Number);
   // Int-encoded (see the .lua fragments), decoded here in BigInt, independently of the script.
+  // The radixes depend on the window alone, never on the limit.
   const v = BigInt(raw);
-  const [p1, p2, p3] = policy.params.map(BigInt) as [bigint, bigint, bigint];
+  const w = BigInt(policy.windowMs);
   switch (policy.kind) {
-    case 'fixedWindow':
-      return [Number((v / (p1 + 1n)) * p2), Number(v % (p1 + 1n))];
+    case 'fixedWindow': {
+      const radix = 2n ** (53n - windowBits(policy.windowMs));
+      return [Number((v / radix) * w), Number(v % radix)];
+    }
     case 'slidingWindow': {
-      const q = v / (p1 + 1n);
-      return [Number((q / (p1 + 1n)) * p2), Number(q % (p1 + 1n)), Number(v % (p1 + 1n))];
+      const radix = 2n ** ((53n - windowBits(policy.windowMs)) / 2n);
+      const q = v / radix;
+      return [Number((q / radix) * w), Number(q % radix), Number(v % radix)];
     }
     case 'quota':
       // The period's end in minutes, then the count.
-      return [Number((v / (p1 + 1n)) * 60_000n), Number(v % (p1 + 1n))];
+      return [Number((v / 2n ** 26n) * 60_000n), Number(v % 2n ** 26n)];
     default:
-      return [Number(v / p3), Number(v % p3)];
+      // A bucket's arrival time in whole ms; the reference writes its ticks per ms beside.
+      return [Number(v), 0, policy.params[2]];
+  }
+}
+
+/**
+ * The same policy (kind, window, period, zone, blockFor: the same id) with another limit, burst
+ * or queue: what a tier switch or a new limit hands the same key.
+ */
+function relimited(p: Policy, random: () => number): Policy {
+  const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
+  const limit = pick([1, 2, 3, 7, 10, 100, 1000, 12_345]);
+  const blockFor = p.blockForMs === undefined ? {} : { blockFor: p.blockForMs };
+  const w = p.windowMs;
+  switch (p.kind) {
+    case 'fixedWindow':
+      return fixedWindow({ limit, window: w, ...blockFor });
+    case 'slidingWindow':
+      return slidingWindow({ limit, window: w, ...blockFor });
+    case 'slidingWindowLog':
+      return slidingWindowLog({
+        limit: Math.min(limit, p.limit > 100 ? 3000 : 100),
+        window: w,
+        ...blockFor,
+      });
+    case 'tokenBucket':
+      return tokenBucket({ limit, interval: w, burst: pick([limit, 1, 5, 1000]), ...blockFor });
+    case 'quota': {
+      const big = pick([limit, 1_000_000_000, 9_000_000_000_000]);
+      return quota({ limit: big, ...p.calendar!, ...blockFor });
+    }
+    case 'leakyBucket':
+      return leakyBucket({ limit, interval: w, queue: pick([1, 4, 50]), ...blockFor });
   }
 }
 
@@ -121,8 +163,12 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
       const p = randomPolicy(random);
       if (p.id !== policies[0]!.id) policies.push(p);
     }
+    // Half the seeds switch at random steps to the same policies with other limits (bursts,
+    // queues): the key's state, written under one limit, is read under another.
+    const others = random() < 0.5 ? policies.map((p) => relimited(p, random)) : policies;
+    for (let i = 0; i < policies.length; i++) expect(others[i]!.id).toBe(policies[i]!.id);
     const wmax = Math.max(...policies.map((p) => p.windowMs));
-    const capacity = Math.min(...policies.map((p) => p.capacity));
+    const capacity = Math.min(...[...policies, ...others].map((p) => p.capacity));
     let t = [0, 1, 1_700_000_000_000, 4_102_444_800_000][int(0, 3)]! + int(0, 1_000_000);
     const keys = keysFor(`mirror${seed}`, 'id', policies);
     const store = new IoRedisStore(redis, { clock: 'client', now: () => t });
@@ -142,13 +188,14 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
       const cost = random() < 0.6 ? int(1, seed === 1 ? 700 : 1) : int(1, capacity);
       const m = random();
       const mode = m < 0.1 ? 'peek' : m < 0.25 ? 'refund' : 'limit';
-      const call: StoreCall = { keys, policies, cost, mode };
-      const states = await Promise.all(keys.map((k, i) => readState(k, policies[i])));
+      const now = random() < 0.5 ? policies : others;
+      const call: StoreCall = { keys, policies: now, cost, mode };
+      const states = await Promise.all(keys.map((k, i) => readState(k, now[i])));
       const expected = evaluateAll(call, states, t);
       const got = await store.evaluate(call);
-      const after = await Promise.all(keys.map((k, i) => readState(k, policies[i])));
+      const after = await Promise.all(keys.map((k, i) => readState(k, now[i])));
       const ttls = await Promise.all(keys.map((k) => redis.pttl(k)));
-      const context = `seed ${seed} step ${step} now ${t} cost ${cost} ${call.mode} ${policies.map((p) => `${p.kind}${JSON.stringify(p.params)}`)} states ${JSON.stringify(states)}`;
+      const context = `seed ${seed} step ${step} now ${t} cost ${cost} ${call.mode} ${now.map((p) => `${p.kind}${JSON.stringify(p.params)}`)} states ${JSON.stringify(states)}`;
       if (JSON.stringify(got) !== JSON.stringify(expected.results)) {
         failures.push(
           `${context}\n lua ${JSON.stringify(got)}\n ts  ${JSON.stringify(expected.results)}`,

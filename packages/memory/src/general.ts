@@ -42,6 +42,8 @@ function write(e: Entry, state: PolicyState, log: boolean, epoch: number, expire
 /**
  * One call through `evaluateAll`: keys 0..n-1 are the policies', the rest block keys (state
  * `[until]`, kept in `s0` like a window start). `table` finds or makes a table by name.
+ * `overrides`: the states of the call's override keys (its last keys, `StoreCall.overrides`),
+ * which live apart from the tables (overrides.ts) and are never written here.
  */
 export function evaluateGeneral(
   call: StoreCall,
@@ -49,12 +51,14 @@ export function evaluateGeneral(
   eviction: EvictionClock,
   epoch: number,
   now: number,
+  overrides?: readonly (PolicyState | undefined)[],
 ): PolicyResult[] {
   const keys = call.keys;
   const n = call.policies.length;
   const spots: Spot[] = [];
   const states: (PolicyState | undefined)[] = [];
-  for (let i = 0; i < keys.length; i++) {
+  const own = keys.length - (overrides?.length ?? 0);
+  for (let i = 0; i < own; i++) {
     const [name, id] = splitKey(keys[i]!);
     const t = table(name);
     const e = t.get(id);
@@ -67,6 +71,7 @@ export function evaluateGeneral(
     e.used = true;
     states.push(stateOf(e, epoch, i < n ? POLICY_TABLE[call.policies[i]!.kind].scalars : 1));
   }
+  if (overrides !== undefined) states.push(...overrides);
   const { results, writes } = evaluateAll(call, states, now);
   const isLog = (i: number) => i < n && POLICY_TABLE[call.policies[i]!.kind].scalars === 0;
   // Entries it holds first, as evaluateSync does: an insert's sweep must not take one of them.

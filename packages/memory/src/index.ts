@@ -11,7 +11,9 @@ import type {
   LeaseRef,
   LeaseRequest,
   LeaseStore,
+  OverrideStore,
   PolicyResult,
+  PolicyState,
   Store,
   StoreCall,
 } from '@floodgate/core/store';
@@ -29,6 +31,7 @@ import {
 import { EvictionClock, evictionOf } from './eviction.js';
 import { evaluateGeneral } from './general.js';
 import { LeaseTable } from './leases.js';
+import { decideOverridden, OverrideTable } from './overrides.js';
 
 /**
  * Options of `MemoryStore`: how many keys it holds at most, and its clock.
@@ -75,7 +78,7 @@ const OPTION_NAMES = {
  * const d = await limiter.limit('key_123');
  * ```
  */
-export class MemoryStore implements Store, LeaseStore {
+export class MemoryStore implements Store, LeaseStore, OverrideStore {
   // Kept for the reason Entry keeps one (entries.ts): the class's hidden class outlives the
   // user's last store, and so does the optimized code of the hot path.
   // biome-ignore lint/correctness/noUnusedPrivateClassMembers: held, never read (see above)
@@ -89,6 +92,8 @@ export class MemoryStore implements Store, LeaseStore {
   readonly #tables = new Map<string, Table>();
   /** The concurrency limiter's leases (leases.ts): apart from maxKeys, never evicted. */
   readonly #leases: LeaseTable;
+  /** Per-identity overrides (overrides.ts): apart from maxKeys, never evicted. */
+  readonly #overrides = new OverrideTable();
   readonly #resolved = new WeakMap<readonly Policy[], Resolved>();
   // The last limiter's resolution: one limiter per store is the common case.
   #lastPolicies: readonly Policy[] | undefined;
@@ -191,11 +196,35 @@ export class MemoryStore implements Store, LeaseStore {
     const id = call.identity;
     // A prefix without an identity (or the reverse) is a call by keys: its tables come from them.
     const res = this.#resolve(call.policies, id === undefined ? undefined : call.prefix);
-    if (res.blocking || call.mode === 'refund') {
-      return evaluateGeneral(call, (name) => this.#table(name), this.#eviction, epoch, now);
-    }
+    // A limiter with overrides, one in force for the identity (overrides.ts): one plain policy
+    // decides in place on it, anything else on the reference path.
+    const ov = call.overrides === true ? this.#overrides.inForce(call, now) : undefined;
     const specs = res.specs;
     const n = specs.length;
+    if (
+      ov !== undefined &&
+      n === 1 &&
+      !res.blocking &&
+      call.mode !== 'refund' &&
+      id !== undefined &&
+      res.prefix !== undefined
+    ) {
+      return decideOverridden(
+        res.tables[0]!,
+        id,
+        specs[0]!,
+        ov[0]!,
+        this.#eviction,
+        epoch,
+        now,
+        call,
+        this.#one,
+      );
+    }
+    if (res.blocking || call.mode === 'refund' || ov !== undefined) {
+      const over = call.overrides === true ? (ov ?? call.policies.map(() => undefined)) : undefined;
+      return evaluateGeneral(call, (name) => this.#table(name), this.#eviction, epoch, now, over);
+    }
     if (n === 1 && res.prefix !== undefined) return this.#single(call, res, id!, epoch, now);
     while (this.#verdicts.length < n) {
       this.#verdicts.push(newVerdict());
@@ -290,9 +319,22 @@ export class MemoryStore implements Store, LeaseStore {
     return this.#leases.held(key);
   }
 
+  /** Sets or deletes one identity's overrides (see `OverrideStore`), on this store's clock. */
+  writeOverrides(keys: readonly string[], states: readonly (PolicyState | null)[]): Promise<void> {
+    this.#overrides.write(keys, states, this.#now());
+    return Promise.resolve();
+  }
+
+  /** Each key's override in force (see `OverrideStore`). */
+  readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
+    const now = this.#now();
+    return Promise.resolve(keys.map((key) => this.#overrides.read(key, now)));
+  }
+
   reset(keys: readonly string[]): Promise<void> {
     for (const key of keys) {
       this.#leases.delete(key);
+      if (this.#overrides.size > 0) this.#overrides.delete(key);
       const [name, id] = splitKey(key);
       const table = this.#tables.get(name);
       if (table !== undefined) this.#eviction.remove(table, id);
@@ -311,6 +353,9 @@ export class MemoryStore implements Store, LeaseStore {
 
   /** The remaining TTL of a key in ms, or undefined when it holds no state: for tests and debugging. */
   ttl(key: string): number | undefined {
+    // An override key (overrides.ts) lives until its override's end.
+    const o = this.#overrides.size > 0 ? this.#overrides.read(key, this.#now()) : undefined;
+    if (o !== undefined) return o[0]! - this.#now();
     const [name, id] = splitKey(key);
     const table = this.#tables.get(name);
     const e = table?.get(id);

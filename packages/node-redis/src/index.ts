@@ -2,6 +2,7 @@ import { FloodgateError } from '@floodgate/core';
 import { RedisStore, type RedisStoreOptions, type RedisTransport } from '@floodgate/core/redis';
 import type { Store } from '@floodgate/core/store';
 import { MemoryStore } from '@floodgate/memory';
+import { nodeRedisSubscribe } from './subscribe.js';
 
 /**
  * Options of `NodeRedisStore`; see `RedisStoreOptions` in `@floodgate/core/redis` for each default.
@@ -94,7 +95,10 @@ interface ClusterWithMulti {
  * The node-redis store: every decision is one `EVALSHA` of Floodgate's limit script, so all
  * processes sharing the Redis server (or Cluster) share exact limits. On `NOSCRIPT` (script cache
  * flushed, restart, failover) it re-sends the script with `EVAL` and the same arguments. It never
- * connects, disconnects or configures the client it is given.
+ * connects, disconnects or configures the client it is given. Once a limiter with a blocked-key
+ * cache uses it, it opens one connection of its own, a `duplicate()` (of one master's client on
+ * a cluster) subscribed to the change feed (the `changes` option): its socket never keeps the
+ * process alive, and it closes with the client.
  * @example
  * ```ts
  * import { createLimiter, tokenBucket } from '@floodgate/core';
@@ -158,6 +162,12 @@ function nodeRedisTransport(client: NodeRedisClient): RedisTransport {
     sendWithWait: (firstKey, name, args, count, timeoutMs) =>
       sendWithWait(client, cluster, send, firstKey, [name, ...args], count, timeoutMs),
     isReady: () => (typeof client.isReady === 'boolean' ? client.isReady : client.isOpen !== false),
+    // A client pool cannot be duplicated: no feed (the caches keep to their staleness bound).
+    ...(cluster || typeof (client as { duplicate?: unknown }).duplicate === 'function'
+      ? { subscribe: nodeRedisSubscribe(client, cluster) }
+      : {}),
+    // node-redis keeps `isOpen` true while it reconnects: false means closed (or not yet opened).
+    isClosed: () => client.isOpen === false,
   };
 }
 

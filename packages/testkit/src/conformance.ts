@@ -6,6 +6,7 @@ import { registerControls } from './conformance/controls.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
+import { registerOverrides } from './conformance/overrides.js';
 import { registerQuota } from './conformance/quota.js';
 import { registerRefund } from './conformance/refund.js';
 import { registerRetry } from './conformance/retry.js';
@@ -47,6 +48,7 @@ export function storeConformance<S extends Store>(
     registerBlockFor(h);
     registerRefund(h);
     if (options.concurrency !== false) registerConcurrency(h);
+    if (options.overrides !== false) registerOverrides(h);
     registerControls(h);
     registerShadowComposition(h);
     registerQuota(h);

@@ -41,8 +41,13 @@ const SCRIPT_INNER = new Set([
   'pexpireat',
 ]);
 
+// What a store's change feed sends on its own connection, at its own pace: the subscription,
+// the handshake of a new connection, the heartbeat; and the announcement a refund may make.
+const FEED = new Set(['subscribe', 'ping', 'publish', 'hello', 'client|setinfo', 'client|setname']);
+
 /**
- * Commands clients sent between two commandstats snapshots (not those scripts ran, nor INFO).
+ * Commands clients sent between two commandstats snapshots (not those scripts ran, nor INFO,
+ * nor the change feed's: its subscription, heartbeat and announcements).
  * @example
  * One limiter call is one `EVALSHA`, nothing more:
  * ```ts
@@ -64,7 +69,7 @@ export function delta(
 ): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(after)) {
-    if (SCRIPT_INNER.has(k) || k === 'info') continue;
+    if (SCRIPT_INNER.has(k) || FEED.has(k) || k === 'info') continue;
     const d = v - (before[k] ?? 0);
     if (d !== 0) out[k] = d;
   }

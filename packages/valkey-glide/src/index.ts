@@ -4,7 +4,9 @@ import type {
   LeaseRef,
   LeaseRequest,
   LeaseStore,
+  OverrideStore,
   PolicyResult,
+  PolicyState,
   Store,
   StoreCall,
 } from '@floodgate/core/store';
@@ -64,7 +66,7 @@ export type GlideStoreClient = GlideClient | GlideClusterClient;
  * const d = await limiter.limit('key_123');
  * ```
  */
-export class GlideStore implements Store, LeaseStore {
+export class GlideStore implements Store, LeaseStore, OverrideStore {
   /** For metrics and traces (`Store.kind`). */
   readonly kind: string = 'valkey-glide';
   readonly remote = true;
@@ -137,6 +139,21 @@ export class GlideStore implements Store, LeaseStore {
   async extendLease(lease: LeaseRef, leaseMs: number): Promise<boolean> {
     if (this.#connection.client === undefined && this.#waits) await this.#settled();
     return this.#store.extendLease(lease, leaseMs);
+  }
+
+  /** Per-identity overrides (`OverrideStore`): as `evaluate`, once a promised client is there. */
+  async writeOverrides(
+    keys: readonly string[],
+    states: readonly (PolicyState | null)[],
+  ): Promise<void> {
+    if (this.#connection.client === undefined && this.#waits) await this.#settled();
+    return this.#store.writeOverrides(keys, states);
+  }
+
+  /** Each key's override in force (`OverrideStore`): as `evaluate`, once a promised client is there. */
+  async readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
+    if (this.#connection.client === undefined && this.#waits) await this.#settled();
+    return this.#store.readOverrides(keys);
   }
 
   #settled(): Promise<unknown> {

@@ -3,8 +3,8 @@
 
 /**
  * A policy's stored state, as integers: fixedWindow `[windowStart, count]`; slidingWindow
- * `[windowStart, current, previous]`; tokenBucket and leakyBucket `[tatMs, tatTicks]`
- * (theoretical arrival time, ms plus a fraction in ticks); slidingWindowLog
+ * `[windowStart, current, previous]`; tokenBucket and leakyBucket `[tatMs, tatTicks, ticksPerMs]`
+ * (theoretical arrival time, ms plus a fraction in ticks of the rate that wrote it); slidingWindowLog
  * `[ms1, before1, cost1, ms2, …]`, oldest first. Redis holds the same numbers (see each `.lua`).
  * @example
  * Keeping one policy's state between calls to the reference algorithm.

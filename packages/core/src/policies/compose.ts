@@ -1,3 +1,4 @@
+import { overrideBlock, overridesInForce, underOverride, withOverride } from '../override-state.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { newVerdict, type PolicyOutcome, type PolicyState, toOutcome } from './common.js';
@@ -115,6 +116,11 @@ export function shadowingOf(policies: readonly Policy[]): boolean[] | undefined 
  * Otherwise a `'limit'` call that a blocking policy denies sets that policy's block to
  * `now + blockForMs`. `'peek'` reports blocks and sets none; `'refund'` ignores them.
  *
+ * Overrides (`call.overrides`: a state `[until, limit, ...params]` per policy after the block
+ * keys): while one is in force (`until > now`), its policy runs on its parameters in every mode
+ * and its result says so (`override`); one with limit 0 blocks as a running block does, until
+ * `until`. Nothing is written to an override key.
+ *
  * Shadowed policies beside enforced ones (`shadowingOf`): the enforced policies decide, charge
  * and set blocks exactly as if the shadowed ones were absent; the shadowed ones are charged (and
  * set their blocks) as if every policy were enforced, so their counts predict enforcement.
@@ -145,15 +151,19 @@ export function evaluateAll(
   const n = policies.length;
   const peek = call.mode === 'peek';
   const cost = peek ? 1 : call.cost;
+  // Stored overrides in force (override-state.ts): a policy runs on its override's parameters,
+  // in every mode; one that blocks denies below, as a running block does.
+  const ov = overridesInForce(call, states, now);
+  const eff = ov === undefined ? policies : policies.map((p, i) => underOverride(p, ov[i]));
   const outcomes: PolicyOutcome[] = [];
-  for (let i = 0; i < n; i++) outcomes.push(evaluatePolicy(policies[i]!, states[i], now, cost));
+  for (let i = 0; i < n; i++) outcomes.push(evaluatePolicy(eff[i]!, states[i], now, cost));
   const results: PolicyResult[] = [];
   const writes: StateWrite[] = [];
   if (call.mode === 'refund') {
     for (let i = 0; i < n; i++) {
-      const p = policies[i]!;
+      const p = eff[i]!;
       const s = states[i];
-      results.push(resultOf(outcomes[i]!, false, false));
+      results.push(withOverride(resultOf(outcomes[i]!, false, false), ov?.[i]));
       writes.push(s === undefined ? undefined : refundOf(p)(...p.params, s, now, cost));
     }
     return { results, writes };
@@ -174,6 +184,7 @@ export function evaluateAll(
       const s = states[b++];
       if (s !== undefined && s[0]! > now) ms = s[0]! - now;
     }
+    if (ov !== undefined) ms = Math.max(ms, overrideBlock(ov[i], now));
     left.push(ms);
     const ok = outcomes[i]!.allowed && ms === 0;
     if (!ok) okAll = false;
@@ -198,7 +209,7 @@ export function evaluateAll(
       block = { state: [now + p.blockForMs], ttlMs: p.blockForMs };
     }
     if (p.blockForMs !== undefined) blockWrites.push(block);
-    results.push(r);
+    results.push(withOverride(r, ov?.[i]));
     writes.push(charge ? { state: o.next!, ttlMs: o.nextResetAfterMs } : undefined);
   }
   return { results, writes: writes.concat(blockWrites) };

@@ -66,7 +66,9 @@ export function fixedWindowKernel(
   const end = start + w - now;
   const reset = count > 0 ? end : 0;
   if (count + cost > limit) {
-    deny(v, limit - count, reset, end, shift);
+    // A count above the limit (the limit was lowered within the window) leaves nothing, and
+    // still frees at the window's end: the count does not depend on the limit it was made under.
+    deny(v, Math.max(0, limit - count), reset, end, shift);
     return;
   }
   admit(v, limit - count, reset, 0, limit - count - cost, end, shift);
@@ -91,6 +93,30 @@ export function fixedWindowRefund(
   if (s[0] !== start || s[1]! === 0) return undefined;
   // The window's end, counted from the caller's clock as every TTL is.
   return { state: [start, Math.max(0, s[1]! - cost)], ttlMs: start + w - t };
+}
+
+/**
+ * The radix that packs a window's count beside its number in Redis (fixed_window.lua): the state
+ * is the integer `k × radix + count` for window `k`, int-encoded where `count < radix` and the
+ * integer stays below 2^53. It depends on the window alone, never on the limit, so the count a key
+ * holds reads the same under any limit. A power of two, `2^53 / 2^e` with `2^e` the least power
+ * of two above `floor(2^42 / w)`, the last window number before 2^42 ms (the year 2109): every
+ * window until then packs, and a division by it is exact. 2^26 for a minute, 2^20 for a second.
+ * The Lua computes it with `math.frexp` from the same double `2^42 / w`.
+ */
+export function windowRadix(w: number): number {
+  return 2 ** (53 - windowBits(w));
+}
+
+/**
+ * `e` of the least power of two `2^e` above `floor(2^42 / w)`, the last window number before
+ * 2^42 ms: the exponent Lua's `math.frexp` returns for that number (0 for 0).
+ */
+export function windowBits(w: number): number {
+  const last = Math.floor(2 ** 42 / w);
+  let e = 0;
+  while (2 ** e <= last) e++;
+  return e;
 }
 
 /** fixedWindow's row of the kind table (table.ts). */

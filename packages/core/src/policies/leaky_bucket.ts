@@ -67,7 +67,7 @@ export function leakyBucket(options: LeakyBucketOptions): Policy {
  * const [capacity, perUnit, perMs] = leakyBucket({ limit: 10, interval: '1s', queue: 5 }).params;
  * const v = newVerdict();
  * leakyBucketKernel(capacity, perUnit, perMs, false, 0, 0, 0, undefined, 1_000, 1, v);
- * leakyBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, 0, undefined, 1_000, 1, v);
+ * leakyBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, v.n2, undefined, 1_000, 1, v);
  * console.log(v.delayMs); // 100
  * ```
  */
@@ -78,13 +78,13 @@ export function leakyBucketKernel(
   has: boolean,
   s0: number,
   s1: number,
-  _s2: number,
+  s2: number,
   _log: PolicyState | undefined,
   t: number,
   cost: number,
   v: Verdict,
 ): void {
-  bucketKernel(true, capacity, perUnit, perMs, has, s0, s1, t, cost, v);
+  bucketKernel(true, capacity, perUnit, perMs, has, s0, s1, s2, t, cost, v);
 }
 
 /** leakyBucket's row of the kind table (table.ts): token_bucket.lua's fragment, shaping. */
@@ -94,7 +94,7 @@ export const LEAKY_BUCKET: PolicyKindRow<'leakyBucket'> = {
   lua: 'leaky_bucket',
   params: 3,
   shaping: true,
-  scalars: 2,
+  scalars: 3,
   kernel: leakyBucketKernel,
   refund: bucketRefund,
 };

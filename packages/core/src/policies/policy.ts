@@ -21,28 +21,44 @@ function shortDuration(ms: number): string {
 }
 
 /**
- * The key suffix: the kind's tag and 30 bits of a hash of the parameters the algorithm runs on
- * (`tb:Xk3_9`), so keys stay short whatever the limits: with a 7-character identity and the
- * default prefix the key fits 28 bytes (Redis's 32-byte allocation class). Equal parameters give
- * equal ids (two limiters with one policy share its state); changed parameters give a new key,
- * and the old state is never read under the new parameters: it expires on its own TTL, within
- * one window or refill interval. `blockFor` is not hashed: it does not change how the policy
- * counts, so changing it keeps the counts, and a block already set runs out as it was set (its
- * own key, `<policy key>:blk`). Two distinct policies of one kind under one prefix collide with
- * odds of 2^-30.
+ * The key suffix: the kind's tag and 30 bits of a hash of what the policy counts (`tb:Xk3_9`), so
+ * keys stay short whatever the limits: with a 7-character identity and the default prefix the key
+ * fits 28 bytes (Redis's 32-byte allocation class). What it counts is the kind, the name when one
+ * was given, and the window (fixedWindow, slidingWindow, slidingWindowLog), the interval
+ * (tokenBucket, leakyBucket) or the period and time zone (quota). Not the limit, a bucket's burst
+ * or queue: those are read at each decision (they travel in `params`), so a new limit, a tier
+ * switch or a limit computed per request keeps the identity's count and decides from it
+ * (docs/algorithms.md, "Keys, and a limit that changes"). A default name (`'100-per-1m'`) is
+ * derived from the limit and so is not hashed; two explicit names are two counts. `blockFor` and
+ * `shadow` are not hashed either: they change nothing of what is counted. Two distinct policies of
+ * one kind under one prefix collide with odds of 2^-30.
  */
-function policyId(row: PolicyKindRow, params: readonly number[], calendar?: Calendar): string {
-  // A quota's calendar is part of what it runs on: another zone or unit is another key.
-  const more = calendar === undefined ? '' : `:${calendar.per}:${calendar.timeZone}`;
-  const hash = sha256Base64url(`${row.kind}:${params.join(':')}${more}`);
-  return `${row.tag}:${hash.slice(0, 5)}`;
+function policyId(
+  row: PolicyKindRow,
+  windowMs: number,
+  given: string | undefined,
+  calendar?: Calendar,
+): string {
+  // JSON keeps the fields apart whatever a name holds, and its leading '[' keeps every input
+  // apart from the ids of earlier releases (`<kind>:<params>`), which hashed the limits: an old
+  // process and a new one never read each other's keys (their encodings differ) during a rolling
+  // deploy.
+  const what = JSON.stringify([
+    row.kind,
+    windowMs,
+    calendar?.per ?? null,
+    calendar?.timeZone ?? null,
+    given ?? null,
+  ]);
+  return `${row.tag}:${sha256Base64url(what).slice(0, 5)}`;
 }
 
 type Calendar = NonNullable<Policy['calendar']>;
 
 /**
- * The frozen Policy of checked options: its name (given, or e.g. `'100-per-1m'`), its key id,
- * and `params`, the numbers the kernel and the Lua fragment run on; a quota's `calendar` too.
+ * The frozen Policy of checked options: its name (given, or e.g. `'100-per-1m'`), its key id (of
+ * what it counts, not of its limit: see `policyId`), and `params`, the numbers the kernel and the
+ * Lua fragment run on; a quota's `calendar` too.
  */
 export function buildPolicy(
   row: PolicyKindRow,
@@ -79,7 +95,7 @@ export function buildPolicy(
   const policy: Policy = {
     kind,
     name,
-    id: policyId(row, params, calendar),
+    id: policyId(row, windowMs, given as string | undefined, calendar),
     limit,
     windowMs,
     capacity,

@@ -3,9 +3,11 @@
 -- periods around its own clock (b0 <= its now < b1 < b2, from Intl), and the period is picked
 -- here by t, Redis TIME on the server clock (quotaPeriodEnd). Past b2 the clocks differ by more
 -- than a period: the call fails rather than count in a period whose end it cannot know.
--- State: the period's end and its count, stored as the integer (end / 60000) * (limit + 1) +
--- count (a local midnight is a whole minute; Redis keeps it int-encoded), or where that is not so
--- or would pass 2^53, as the string "end:count".
+-- State: the period's end and its count, stored as the integer (end / 60000) * 2^26 + count (a
+-- local midnight is a whole minute; Redis keeps it int-encoded), or where that is not so, the
+-- count reaches 2^26 or the integer would pass 2^53, as the string "end:count". 2^26 is
+-- fixedWindow's radix for a minute (fixed_window.lua): ends in minutes stay below 2^27 until
+-- 2225, and the count means the same under any limit.
 -- @params limit b0 b1 b2
 -- @eval
 local finish
@@ -23,12 +25,12 @@ local s1, s2
 if raw then
   local v = tonumber(raw)
   if v then
-    -- Exact: v < 2^53 and count < limit + 1, so the quotient never rounds up to k + 1.
-    -- q - q % 1 is math.floor(q) (common.lua floor_div says why it is written so).
-    local k = v / (limit + 1)
+    -- Exact: a power of two divides without rounding. q - q % 1 is math.floor(q) (common.lua
+    -- floor_div says why it is written so).
+    local k = v / 67108864
     k = k - k % 1
     s1 = k * 60000
-    s2 = v - k * (limit + 1)
+    s2 = v - k * 67108864
   else
     local a, b = string.match(raw, '^(%d+):(%d+)$')
     s1, s2 = tonumber(a), tonumber(b)
@@ -42,7 +44,8 @@ if s1 and s1 >= finish then
   count = s2
 end
 local wait = finish - t
-rem@ = limit - count
+-- A count above a lowered limit leaves nothing until the period ends.
+rem@ = math.max(0, limit - count)
 if count > 0 then
   rst@ = wait
 end
@@ -52,8 +55,8 @@ else
   ok@ = true
   nrem@ = limit - count - cost
   ttl@ = wait
-  local v = finish / 60000 * (limit + 1) + count + cost
-  if finish % 60000 == 0 and v < 9007199254740992 then
+  local v = finish / 60000 * 67108864 + count + cost
+  if finish % 60000 == 0 and count + cost < 67108864 and v < 9007199254740992 then
     wa@ = v
     -- This period's key, int-encoded: INCRBY cost makes v and keeps its expiry, the period's end.
     if server and s1 == finish then
@@ -68,8 +71,8 @@ end
 -- not below 0; a count of an earlier period gives nothing back.
 if count > 0 then
   local left = math.max(0, count - cost)
-  local v = finish / 60000 * (limit + 1) + left
-  if finish % 60000 ~= 0 or v >= 9007199254740992 then
+  local v = finish / 60000 * 67108864 + left
+  if finish % 60000 ~= 0 or left >= 67108864 or v >= 9007199254740992 then
     v = fmt('%.17g', finish) .. ':' .. fmt('%.17g', left)
   end
   if server then

@@ -96,7 +96,8 @@ export function quotaKernel(
   const wait = finish - t;
   const reset = count > 0 ? wait : 0;
   if (count + cost > limit) {
-    deny(v, limit - count, reset, wait, 0);
+    // A count above a lowered limit leaves nothing until the period ends.
+    deny(v, Math.max(0, limit - count), reset, wait, 0);
     return;
   }
   admit(v, limit - count, reset, 0, limit - count - cost, wait, 0);
@@ -153,7 +154,13 @@ function kernelFor(policy: Policy): Kernel {
   return k;
 }
 
-/** quota's row of the kind table (table.ts): the limit is static, the period ends per call. */
+/**
+ * The radix that packs a period's count beside its end (in minutes) in Redis (quota.lua):
+ * `(end / 60 000) × 2^26 + count`, fixedWindow's radix for a minute (`windowRadix(60_000)`): ends
+ * stay below 2^27 minutes until 2225, and the count reads the same under any limit.
+ */
+export const QUOTA_RADIX = 67_108_864;
+
 /**
  * quota's refund (quota.lua's `@refund`), with `end` the period's end at `t` (as `quotaKernel`
  * takes it): the current period's count goes down by `cost`, not below 0; a count of an earlier
@@ -183,6 +190,7 @@ function refundFor(policy: Policy): RefundKernel {
   return r;
 }
 
+/** quota's row of the kind table (table.ts): the limit is static, the period ends per call. */
 export const QUOTA: PolicyKindRow<'quota'> = {
   kind: 'quota',
   tag: 'qt',

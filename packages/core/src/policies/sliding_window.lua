@@ -1,22 +1,30 @@
 -- slidingWindow (sliding_window.ts is its reference): two counters; admits iff
 -- prev * (w - elapsed) + (cur + cost) * w <= limit * w. State: window k (start = k * w), current
--- and previous counts, stored as the integer (k * (limit + 1) + cur) * (limit + 1) + prev, which
--- Redis keeps int-encoded; where that would pass 2^53, as the string "start:cur:prev".
+-- and previous counts, stored as the integer (k * radix + cur) * radix + prev, which Redis keeps
+-- int-encoded; where a count reaches radix or the integer would pass 2^53, as the string
+-- "start:cur:prev". The radix is a power of two that depends on w alone (sliding_window.ts
+-- slidingRadix), never on the limit: the counts mean the same under any limit.
 -- @params limit w
 -- @eval
+-- radix = 2^floor((53 - e) / 2), 2^e the least power of two above the last window number before
+-- 2^42 ms (the year 2109): k * radix^2 + cur * radix + prev < 2^53 for every window until then,
+-- and every quotient of the decode is exact. q - q % 1 is math.floor(q) (common.lua floor_div
+-- says why it is written so).
+local radix = 4398046511104 / w
+local _, e = math.frexp(radix - radix % 1)
+e = (53 - e) / 2
+radix = math.ldexp(1, e - e % 1)
 local raw = redis.call('GET', key)
 local s1, s2, s3
 if raw then
   local v = tonumber(raw)
   if v then
-    -- Exact: v < 2^53 and each digit < limit + 1, so no quotient rounds up.
-    -- q - q % 1 is math.floor(q) (common.lua floor_div says why it is written so).
-    local q = v / (limit + 1)
+    local q = v / radix
     q = q - q % 1
-    s3 = v - q * (limit + 1)
-    local k = q / (limit + 1)
+    s3 = v - q * radix
+    local k = q / radix
     k = k - k % 1
-    s2 = q - k * (limit + 1)
+    s2 = q - k * radix
     s1 = k * w
   else
     local a, b, c = string.match(raw, '^(%d+):(%d+):(%d+)$')
@@ -50,13 +58,13 @@ if weighted + (cur + cost) * w <= limit * w then
   ok@ = true
   nrem@ = remaining - cost
   ttl@ = start + 2 * w - now + shift
-  local v = (start / w * (limit + 1) + cur + cost) * (limit + 1) + prev
-  if v < 9007199254740992 then
+  local v = (start / w * radix + cur + cost) * radix + prev
+  if cur + cost < radix and prev < radix and v < 9007199254740992 then
     wa@ = v
-    -- The same window's key, int-encoded (v - cost * (limit + 1) < 2^53): INCRBY makes v and
-    -- keeps the expiry this window's first write set, at the end of the next window.
+    -- The same window's key, int-encoded (counts below radix, v - cost * radix < 2^53): INCRBY
+    -- makes v and keeps the expiry this window's first write set, at the end of the next window.
     if server and shift == 0 and s1 == start then
-      ws@ = cost * (limit + 1)
+      ws@ = cost * radix
     end
   else
     wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', cur + cost) .. ':' .. fmt('%.17g', prev)
@@ -80,8 +88,8 @@ end
 if s1 == start and cur > 0 then
   local left = math.max(0, cur - cost)
   local px = start + 2 * w - now + shift
-  local v = (start / w * (limit + 1) + left) * (limit + 1) + prev
-  if v >= 9007199254740992 then
+  local v = (start / w * radix + left) * radix + prev
+  if left >= radix or prev >= radix or v >= 9007199254740992 then
     v = fmt('%.17g', start) .. ':' .. fmt('%.17g', left) .. ':' .. fmt('%.17g', prev)
   end
   if server then

@@ -1,6 +1,7 @@
 import type { Policy } from '../types.js';
 import { admit, deny, floorDiv, type PolicyState, type Verdict } from './common.js';
 import { type WindowOptions, windowPolicy } from './define.js';
+import { windowBits } from './fixed_window.js';
 import type { PolicyKindRow } from './kinds.js';
 
 /**
@@ -110,6 +111,17 @@ export function slidingWindowRefund(
   const start = floorDiv(now, w) * w;
   if (s[0] !== start || s[1]! === 0) return undefined;
   return { state: [start, Math.max(0, s[1]! - cost), s[2]!], ttlMs: start + 2 * w - t };
+}
+
+/**
+ * The radix that packs the two counts beside the window number in Redis (sliding_window.lua):
+ * `(k × radix + current) × radix + previous`, int-encoded where both counts are below the radix
+ * and the integer below 2^53. Like fixedWindow's (`windowRadix`) it depends on the window alone,
+ * never on the limit: `2^floor((53 − e) / 2)`, `2^e` the least power of two above the last window
+ * number before 2^42 ms. 8 192 for a minute, 1 024 for a second, 65 536 for an hour.
+ */
+export function slidingRadix(w: number): number {
+  return 2 ** Math.floor((53 - windowBits(w)) / 2);
 }
 
 /** slidingWindow's row of the kind table (table.ts). */

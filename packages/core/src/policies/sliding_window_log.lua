@@ -24,7 +24,8 @@ if first[1] then
   base = tonumber(string.match(first[1], '^(%d+):'))
   count = total - base
 end
-rem@ = limit - count
+-- A count above a lowered limit leaves nothing; the wait below still finds the k-th oldest unit.
+rem@ = math.max(0, limit - count)
 if count > 0 then
   rst@ = newest_ms + w - now + shift
 end

@@ -114,7 +114,9 @@ export function slidingWindowLogKernel(
       if (s![mid * 3 + 1]! + s![mid * 3 + 2]! >= target) hi = mid;
       else lo = mid + 1;
     }
-    deny(v, limit - count, reset, s![lo * 3]! + w - now, shift);
+    // Above a lowered limit the wait still ends when enough units have left for `cost`, the
+    // k-th oldest with k = count + cost − limit; nothing remains meanwhile.
+    deny(v, Math.max(0, limit - count), reset, s![lo * 3]! + w - now, shift);
     return;
   }
   const next = s === undefined ? [] : s.slice(first);

@@ -1,8 +1,12 @@
 -- tokenBucket (token_bucket.ts is its reference), and leakyBucket with SHAPING: GCRA over one
 -- timestamp, the theoretical arrival time (tat), in ms plus ticks below one ms. A unit of cost
 -- is per_unit ticks, a ms is per_ms ticks; capacity * per_unit ticks is how far ahead of now tat
--- may run. Stored as the integer tat_ms * per_ms + ticks, which Redis keeps int-encoded; where
--- that would pass 2^53, as the string "tat_ms:ticks".
+-- may run. Stored as the integer tat_ms where the ticks are 0 (always, when the limit divides
+-- the interval: per_ms = 1), which Redis keeps int-encoded; else as the string
+-- "tat_ms:ticks:per_ms". Both read the same under any limit, burst or queue: the arrival time is
+-- a time, and ticks of another rate (a limit changed since the write) are rescaled to this one,
+-- rounded up (token_bucket.ts rescaledTicks), so how long until the bucket is full, or until the
+-- queue's end, carries over.
 -- @params capacity per_unit per_ms
 -- @eval
 local raw = redis.call('GET', key)
@@ -10,14 +14,21 @@ local s1, s2
 if raw then
   local v = tonumber(raw)
   if v then
-    -- Exact: v < 2^53 and ticks < per_ms, so the quotient never rounds up.
-    -- s1 - s1 % 1 is math.floor(s1) (common.lua floor_div says why it is written so).
-    s1 = v / per_ms
-    s1 = s1 - s1 % 1
-    s2 = v - s1 * per_ms
+    s1, s2 = v, 0
   else
-    local a, b = string.match(raw, '^(%d+):(%d+)$')
-    s1, s2 = tonumber(a), tonumber(b)
+    local a, b, c = string.match(raw, '^(%d+):(%d+):(%d+)$')
+    s1, s2, c = tonumber(a), tonumber(b), tonumber(c)
+    if c ~= per_ms then
+      local x = s2 * per_ms
+      if x < 9007199254740992 then
+        s2 = ceil_div(x, c)
+      else
+        s2 = per_ms
+      end
+      if s2 == per_ms then
+        s1, s2 = s1 + 1, 0
+      end
+    end
   end
 end
 local tau = capacity * per_unit
@@ -50,11 +61,10 @@ else
   end
   local whole = floor_div(after, per_ms)
   local tat, ticks = now + whole, after - whole * per_ms
-  local v = tat * per_ms + ticks
-  if v < 9007199254740992 then
-    wa@ = v
+  if ticks == 0 then
+    wa@ = tat
   else
-    wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks)
+    wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)
   end
 end
 -- @refund
@@ -68,11 +78,11 @@ if ahead > 0 then
     local whole = floor_div(back, per_ms)
     local tat, ticks = now + whole, back - whole * per_ms
     local ttl = ceil_div(back, per_ms) + shift
-    local v = tat * per_ms + ticks
-    if v < 9007199254740992 then
-      redis.call('SET', key, v, 'PX', ttl)
+    if ticks == 0 then
+      redis.call('SET', key, tat, 'PX', ttl)
     else
-      redis.call('SET', key, fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks), 'PX', ttl)
+      local v = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)
+      redis.call('SET', key, v, 'PX', ttl)
     end
   end
 end

@@ -52,8 +52,15 @@ export function tokenBucket(options: TokenBucketOptions): Policy {
 /**
  * The reference for both buckets (token_bucket.lua mirrors it), writing into `v`: GCRA over the
  * theoretical arrival time, params `[capacity, ticksPerUnit, ticksPerMs]` (define.ts
- * `bucketPolicy`), state `[tatMs, tatTicks]` as `s0`, `s1`. `shaping` (leakyBucket) reports the
- * wait as delay. The kind table runs it as `tokenBucketKernel` and `leakyBucketKernel`.
+ * `bucketPolicy`), state `[tatMs, tatTicks, ticksPerMs]` as `s0`, `s1`, `s2`: the arrival time in
+ * ms and ticks below one ms, in the ticks per ms of the policy that wrote it. `shaping`
+ * (leakyBucket) reports the wait as delay. The kind table runs it as `tokenBucketKernel` and
+ * `leakyBucketKernel`.
+ *
+ * The arrival time is a time, not a count: a policy whose limit, burst or queue changed reads it
+ * as it stands (its sub-ms ticks rescaled, `rescaledTicks`), so how long until the bucket is full (a token bucket) or until the
+ * queue's end (a leaky bucket) carries over, and requests already admitted keep their start
+ * times (docs/algorithms.md, "Keys, and a limit that changes").
  * @example
  * A leaky bucket's second request waits `interval / limit` (`delayMs`); `params` feed the kernel.
  * ```ts
@@ -62,8 +69,8 @@ export function tokenBucket(options: TokenBucketOptions): Policy {
  *
  * const [capacity, perUnit, perMs] = leakyBucket({ limit: 10, interval: '1s', queue: 5 }).params;
  * const v = newVerdict();
- * bucketKernel(true, capacity, perUnit, perMs, false, 0, 0, 1_000, 1, v);
- * bucketKernel(true, capacity, perUnit, perMs, true, v.n0, v.n1, 1_000, 1, v);
+ * bucketKernel(true, capacity, perUnit, perMs, false, 0, 0, 0, 1_000, 1, v);
+ * bucketKernel(true, capacity, perUnit, perMs, true, v.n0, v.n1, v.n2, 1_000, 1, v);
  * console.log(v.delayMs); // 100
  * ```
  */
@@ -75,6 +82,7 @@ export function bucketKernel(
   has: boolean,
   s0: number,
   s1: number,
+  s2: number,
   t: number,
   cost: number,
   v: Verdict,
@@ -83,9 +91,19 @@ export function bucketKernel(
   let now = t;
   let ahead = 0; // ticks the theoretical arrival time is ahead of now
   if (has) {
+    let tat = s0;
+    let ticks = s1;
+    // Ticks of another rate (the limit changed since the write): in this rate's, rounded up.
+    if (ticks > 0 && s2 > 0 && s2 !== perMs) {
+      ticks = rescaledTicks(ticks, s2, perMs);
+      if (ticks === perMs) {
+        tat += 1;
+        ticks = 0;
+      }
+    }
     const maxAheadMs = ceilDiv(tau, perMs);
-    if (s0 - now > maxAheadMs) now = s0 - maxAheadMs;
-    ahead = Math.max(0, (s0 - now) * perMs + s1);
+    if (tat - now > maxAheadMs) now = tat - maxAheadMs;
+    ahead = Math.max(0, (tat - now) * perMs + ticks);
   }
   const shift = now - t;
   const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
@@ -99,6 +117,20 @@ export function bucketKernel(
   admit(v, remaining, reset, shaping ? reset : 0, remaining - cost, ceilDiv(after, perMs), shift);
   v.n0 = now + whole;
   v.n1 = after - whole * perMs;
+  v.n2 = perMs;
+}
+
+/**
+ * `ticks` (below one ms, `fromPerMs` to a ms) in ticks of `perMs` to a ms, rounded up: the arrival
+ * time moves later by less than one of the new ticks, never earlier, so a changed limit never
+ * admits more than the time it was given. `perMs` itself means a whole ms (the caller carries
+ * it). A product past 2^53 (both rates above 9.4e7 ticks per ms) cannot be exact in a double: the
+ * ticks then round up to the whole ms, at most 1 ms stricter. token_bucket.lua runs the same
+ * steps, so the doubles agree.
+ */
+export function rescaledTicks(ticks: number, fromPerMs: number, perMs: number): number {
+  const x = ticks * perMs;
+  return x < 9_007_199_254_740_992 ? ceilDiv(x, fromPerMs) : perMs;
 }
 
 /**
@@ -112,7 +144,7 @@ export function bucketKernel(
  * const [capacity, perUnit, perMs] = tokenBucket({ limit: 2, interval: '1s' }).params;
  * const v = newVerdict();
  * tokenBucketKernel(capacity, perUnit, perMs, false, 0, 0, 0, undefined, 0, 2, v);
- * tokenBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, 0, undefined, 0, 1, v);
+ * tokenBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, v.n2, undefined, 0, 1, v);
  * console.log(v.allowed, v.retryAfterMs); // false 500
  * ```
  */
@@ -123,13 +155,13 @@ export function tokenBucketKernel(
   has: boolean,
   s0: number,
   s1: number,
-  _s2: number,
+  s2: number,
   _log: PolicyState | undefined,
   t: number,
   cost: number,
   v: Verdict,
 ): void {
-  bucketKernel(false, capacity, perUnit, perMs, has, s0, s1, t, cost, v);
+  bucketKernel(false, capacity, perUnit, perMs, has, s0, s1, s2, t, cost, v);
 }
 
 /**
@@ -148,14 +180,28 @@ export function bucketRefund(
 ): { state: PolicyState; ttlMs: number } | null | undefined {
   const tau = capacity * perUnit;
   let now = t;
+  let tat = s[0]!;
+  let ticks = s[1]!;
+  const from = s[2] ?? 0;
+  // As bucketKernel reads a state of another rate.
+  if (ticks > 0 && from > 0 && from !== perMs) {
+    ticks = rescaledTicks(ticks, from, perMs);
+    if (ticks === perMs) {
+      tat += 1;
+      ticks = 0;
+    }
+  }
   const maxAheadMs = ceilDiv(tau, perMs);
-  if (s[0]! - now > maxAheadMs) now = s[0]! - maxAheadMs;
-  const ahead = Math.max(0, (s[0]! - now) * perMs + s[1]!);
+  if (tat - now > maxAheadMs) now = tat - maxAheadMs;
+  const ahead = Math.max(0, (tat - now) * perMs + ticks);
   if (ahead === 0) return undefined;
   const after = Math.max(0, ahead - cost * perUnit);
   if (after === 0) return null;
   const whole = floorDiv(after, perMs);
-  return { state: [now + whole, after - whole * perMs], ttlMs: ceilDiv(after, perMs) + now - t };
+  return {
+    state: [now + whole, after - whole * perMs, perMs],
+    ttlMs: ceilDiv(after, perMs) + now - t,
+  };
 }
 
 /** tokenBucket's row of the kind table (table.ts). */
@@ -165,7 +211,7 @@ export const TOKEN_BUCKET: PolicyKindRow<'tokenBucket'> = {
   lua: 'token_bucket',
   params: 3,
   shaping: false,
-  scalars: 2,
+  scalars: 3,
   kernel: tokenBucketKernel,
   refund: bucketRefund,
 };

@@ -95,6 +95,8 @@ const IN_MANY: Layout = {
   penalize: false,
 };
 
+const NO_MANY = 'local function many()\nreturn false\nend';
+
 /** `many` of batch.lua: for kinds that cannot repeat, it says no, and the calls run one by one. */
 function manyOf(
   fragments: readonly Fragment[],
@@ -103,8 +105,7 @@ function manyOf(
   shadowing: readonly boolean[],
 ): string {
   // Shadowed policies beside enforced ones are charged apart from them: no one `true` for a run.
-  if (!repeatable(kinds) || shadowing.some(Boolean))
-    return 'local function many()\nreturn false\nend';
+  if (!repeatable(kinds) || shadowing.some(Boolean)) return NO_MANY;
   const body = cached(callBody(fragments, kinds, blocking, IN_MANY).join('\n'));
   const cost = 'local cost = (parsed[ARGV[ab + 2]] or num(ARGV[ab + 2]))';
   if (!body.includes(cost)) throw new Error('compose.lua: expected the cost line');
@@ -120,25 +121,31 @@ export function assembleBatchScript(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[] = [],
   shadowing: readonly boolean[] = [],
+  overrides = false,
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const body = cached(callBody(fragments, kinds, blocking, IN_BATCH, shadowing).join('\n'));
+  const body = cached(
+    callBody(fragments, kinds, blocking, IN_BATCH, shadowing, overrides).join('\n'),
+  );
+  // With overrides, one more key per policy; no `many` (the client's replay of a run of repeats
+  // runs the policies' own parameters, which an override would replace).
+  const keys = kinds.length + blocking.filter(Boolean).length + (overrides ? kinds.length : 0);
   const fill = (text: string) =>
     text
-      .replaceAll('PER_CALL_KEYS', String(kinds.length + blocking.filter(Boolean).length))
+      .replaceAll('PER_CALL_KEYS', String(keys))
       .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
   const code = [
     ...helpersFor(fragments),
     fill(section(LUA_SOURCES.batch!, 'head')),
     body,
     section(LUA_SOURCES.batch!, 'tail'),
-    manyOf(fragments, kinds, blocking, shadowing),
+    overrides ? NO_MANY : manyOf(fragments, kinds, blocking, shadowing),
     fill(section(LUA_SOURCES.batch!, 'loop')),
   ].join('\n');
   // math.floor, math.max and string.format as locals of the run (`cached` took the prelude's
   // fmt out): a local saves each call a global and a field lookup (callgrind).
   return [
-    `-- Floodgate batch script: ${label(kinds, blocking, shadowing)}`,
+    `-- Floodgate batch script: ${label(kinds, blocking, shadowing, overrides)}`,
     'local mfloor, mmax, fmt = math.floor, math.max, string.format',
     code.replaceAll('math.floor(', 'mfloor(').replaceAll('math.max(', 'mmax('),
   ]

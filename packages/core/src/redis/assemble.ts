@@ -4,6 +4,12 @@
 import { LUA_SOURCES } from '../lua.generated.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import { POLICY_TABLE } from '../policies/table.js';
+import {
+  overrideBlocks,
+  overrideFields,
+  overrideParams,
+  overrideReads,
+} from './assemble-overrides.js';
 import { inlineHelpers } from './inline.js';
 
 export interface Fragment {
@@ -99,10 +105,14 @@ export function callBody(
   blocking: readonly boolean[],
   at: Layout,
   shadowing: readonly boolean[] = [],
+  overrides = false,
 ): string[] {
   const out = [
     section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
   ];
+  // Overrides (assemble-overrides.ts): their keys come after the policies' and block keys.
+  const overrideKey = kinds.length + blocking.filter(Boolean).length + 1;
+  if (overrides) out.push(...overrideReads(kinds, kinds.map(paramCount), overrideKey, at));
   // ARGV[5..]: each fragment's parameters in turn, as many as its @params names; then each
   // blocking policy's blockFor in ms.
   const bases: number[] = [];
@@ -118,7 +128,10 @@ export function callBody(
     if (used.length === 0) return [];
     const names = used.map(([p]) => p).join(', ');
     const values = used.map(([, j]) => `tonumber(${at.arg(bases[i]! + j)})`).join(', ');
-    return [`local ${names} = ${values}`];
+    const line = `local ${names} = ${values}`;
+    if (!overrides) return [line];
+    const own = used.filter(([, j]) => j < paramCount(kinds[i]!));
+    return own.length === 0 ? [line] : [line, ...overrideParams(i, own)];
   };
   const fill = (f: Fragment, body: string, i: number) =>
     body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
@@ -153,11 +166,14 @@ export function callBody(
       'end',
     );
   }
-  if (blocks.length > 0) {
-    const any = blocks.map((b) => `blk${b.policy + 1} > 0`).join(' or ');
+  // The policies a block may deny: the blocking ones, and with overrides every one.
+  const holds = overrides ? kinds.map((_, i) => i) : blocks.map((b) => b.policy);
+  if (overrides) out.push(...overrideBlocks(kinds.length, blocking));
+  if (holds.length > 0) {
+    const any = holds.map((i) => `blk${i + 1} > 0`).join(' or ');
     out.push(`local blocked = mode ~= 'refund' and (${any})`, 'if blocked then');
-    for (const b of blocks) {
-      const n = b.policy + 1;
+    for (const i of holds) {
+      const n = i + 1;
       out.push(
         `if blk${n} > 0 then`,
         `ok${n}, rem${n}, dly${n} = false, 0, 0`,
@@ -169,7 +185,9 @@ export function callBody(
   }
   const all = kinds.map((_, i) => `ok${i + 1}`).join(' and ');
   const reply = (fields: (n: number) => string) =>
-    at.reply(kinds.map((_, i) => fields(i + 1)).join(', '));
+    at.reply(
+      kinds.map((_, i) => fields(i + 1) + (overrides ? overrideFields(i + 1) : '')).join(', '),
+    );
   const write = (f: Fragment, i: number) => [
     'do',
     `local key = ${at.key(i + 1)}`,
@@ -178,7 +196,7 @@ export function callBody(
     'end',
   ];
   if (shadowing.some(Boolean)) {
-    out.push(...mixedTail(fragments, blocks, shadowing, at, write, reply));
+    out.push(...mixedTail(fragments, blocks, holds, shadowing, at, write, reply));
     return out;
   }
   out.push(`if mode == 'limit' and ${all} then`);
@@ -236,6 +254,7 @@ function penalties(blocks: readonly Block[], at: Layout): string[] {
 function mixedTail(
   fragments: readonly Fragment[],
   blocks: readonly Block[],
+  holds: readonly number[],
   shadowing: readonly boolean[],
   at: Layout,
   write: (f: Fragment, i: number) => string[],
@@ -249,7 +268,8 @@ function mixedTail(
   if (blocks.length > 0 && at.penalize !== false) {
     const mine = (b: Block) => shadowing[b.policy] !== true;
     const ownBlocks = blocks.filter(mine);
-    const anyE = ownBlocks.map((b) => `blk${b.policy + 1} > 0`).join(' or ') || 'false';
+    const ownHolds = holds.filter((i) => shadowing[i] !== true);
+    const anyE = ownHolds.map((i) => `blk${i + 1} > 0`).join(' or ') || 'false';
     out.push(`local blockedE = mode ~= 'refund' and (${anyE})`, `if mode == 'limit' then`);
     out.push('if not okE and not blockedE then', ...penalties(ownBlocks, at), 'end');
     const theirs = blocks.filter((b) => !mine(b));
@@ -291,19 +311,21 @@ function blockLayout(n: number, blocking: readonly boolean[], firstArg: number):
 
 /**
  * The first line's label: the kinds, a blocking one marked `(blockFor)`, a shadowed one (beside
- * enforced ones) `(shadow)`.
+ * enforced ones) `(shadow)`; `, with overrides` for a limiter with overrides.
  */
 export function label(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
   shadowing: readonly boolean[] = [],
+  overrides = false,
 ): string {
-  return kinds
+  const list = kinds
     .map(
       (k, i) =>
         `${k}${blocking[i] === true ? ' (blockFor)' : ''}${shadowing[i] === true ? ' (shadow)' : ''}`,
     )
     .join(' + ');
+  return overrides ? `${list}, with overrides` : list;
 }
 
 /**
@@ -315,11 +337,12 @@ export function assembleScript(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[] = [],
   shadowing: readonly boolean[] = [],
+  overrides = false,
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing)}`;
+  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing, overrides)}`;
   const out = [head, ...helpersFor(fragments)];
-  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing));
+  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing, overrides));
   return `${out.join('\n')}\n`;
 }
 

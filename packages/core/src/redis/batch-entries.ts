@@ -1,6 +1,7 @@
 // A batch's entries (batch.lua, Repeats): which queued calls may go as one, and each call's
 // answer in the batch script's reply.
 import type { PolicyResult, StoreCall } from '../store-types.js';
+import { fieldsPerPolicy } from './protocol.js';
 import { replayRepeats } from './replay.js';
 
 /** A call queued for the next batch, and how its caller is answered. */
@@ -42,7 +43,8 @@ export function readBatch(
   firsts: readonly number[],
   counts: readonly number[],
 ): Answer[] | undefined {
-  const width = group[0]!.call.policies.length * 5;
+  const first = group[0]!.call;
+  const width = first.policies.length * fieldsPerPolicy(first.overrides);
   const end = reply.length - 1;
   const answers: Answer[] = [];
   let pos = 0;

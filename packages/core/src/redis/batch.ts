@@ -23,26 +23,32 @@ export interface BatchScript extends LimitScript {
 // Per kinds, not only per policies array: calls of two limiters with the same kinds share a run.
 const byKinds = new Map<string, BatchScript>();
 const byPolicies = new WeakMap<readonly Policy[], BatchScript>();
+const overridingByPolicies = new WeakMap<readonly Policy[], BatchScript>();
 
-/** The batch script for calls with these policies; cached per policies array, like `scriptFor`. */
-export function batchScriptFor(policies: readonly Policy[]): BatchScript {
-  let script = byPolicies.get(policies);
+/**
+ * The batch script for calls with these policies (`overrides`: calls that read override keys);
+ * cached per policies array, like `scriptFor`.
+ */
+export function batchScriptFor(policies: readonly Policy[], overrides = false): BatchScript {
+  const cache = overrides ? overridingByPolicies : byPolicies;
+  let script = cache.get(policies);
   if (script === undefined) {
     const kinds: PolicyKind[] = policies.map((p) => p.kind);
     const blocking = blockingOf(policies);
     const shadowing = shadowingOf(policies) ?? [];
-    const signature = `${kinds.join(',')}/${blocking.map(Number).join('')}/${shadowing.map(Number).join('')}`;
+    const signature = `${kinds.join(',')}/${blocking.map(Number).join('')}/${shadowing.map(Number).join('')}${overrides ? '/o' : ''}`;
     script = byKinds.get(signature);
     if (script === undefined) {
       script = {
-        ...compileScript('batch', kinds, blocking, shadowing),
-        keysPerCall: kinds.length + blocking.filter(Boolean).length,
+        ...compileScript('batch', kinds, blocking, shadowing, overrides),
+        keysPerCall: kinds.length * (overrides ? 2 : 1) + blocking.filter(Boolean).length,
         argsPerCall: argCount(kinds, blocking),
-        repeats: repeatable(kinds) && shadowing.length === 0,
+        // An override replaces parameters the client's replay of repeats would run on.
+        repeats: repeatable(kinds) && shadowing.length === 0 && !overrides,
       };
       byKinds.set(signature, script);
     }
-    byPolicies.set(policies, script);
+    cache.set(policies, script);
   }
   return script;
 }
@@ -115,7 +121,7 @@ export class Batcher {
     if (!this.#scheduled && (this.#inFlight.size === 0 || this.#idle())) {
       return this.#one(call, now, deadline);
     }
-    const script = batchScriptFor(call.policies);
+    const script = batchScriptFor(call.policies, call.overrides);
     return new Promise((resolve, reject) => {
       let group = this.#groups.get(script);
       if (group === undefined) {
@@ -264,7 +270,7 @@ export class Batcher {
       const p = group[i]!;
       try {
         if (typeof answer === 'number') {
-          p.resolve(decodeResults(flat, answer, p.call.policies.length));
+          p.resolve(decodeResults(flat, answer, p.call.policies.length, p.call.overrides));
         } else if (!Array.isArray(answer)) {
           p.resolve(answer.results);
         } else if (answer.length === 2 && String(answer[0]) === 'error') {

@@ -4,4 +4,4 @@ export { type LimitScript, scriptFor, scriptForKinds } from './lua.js';
 export type { RedisStoreOptions } from './options.js';
 export { decodeScriptReply, encodeScriptArgs, type ScriptReply } from './protocol.js';
 export { RedisStore } from './store.js';
-export type { RedisTransport } from './transport.js';
+export type { RedisSubscriber, RedisTransport, SubscriberEvents } from './transport.js';

@@ -28,10 +28,12 @@ export interface LimitScript {
 }
 
 // Lua allows 200 locals per function: the prelude takes 7, each policy 10, and with blockFor 1
-// more per blocking policy and `blocked`.
+// more per blocking policy and `blocked`; with overrides `ov` and a `blk` for every policy.
+// At 16 policies that is at most 188, the mixed shadow tail's 3 included.
 const MAX_POLICIES = 16;
 const compiled = new Map<string, LimitScript>();
 const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
+const overridingByPolicies = new WeakMap<readonly Policy[], LimitScript>();
 
 /**
  * The one-call or the batch script for these kinds with its SHA-1, assembled once per process.
@@ -43,8 +45,9 @@ export function compileScript(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[] = [],
   shadowing: readonly boolean[] = [],
+  overrides = false,
 ): LimitScript {
-  const signature = `${variant}:${label(kinds, blocking, shadowing)}`;
+  const signature = `${variant}:${label(kinds, blocking, shadowing, overrides)}`;
   let script = compiled.get(signature);
   if (script === undefined) {
     if (kinds.length > MAX_POLICIES) {
@@ -52,8 +55,8 @@ export function compileScript(
     }
     const source =
       variant === 'one'
-        ? assembleScript(kinds, blocking, shadowing)
-        : assembleBatchScript(kinds, blocking, shadowing);
+        ? assembleScript(kinds, blocking, shadowing, overrides)
+        : assembleBatchScript(kinds, blocking, shadowing, overrides);
     script = { source, sha1: sha1Hex(source) };
     compiled.set(signature, script);
   }
@@ -75,7 +78,8 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
 }
 
 /**
- * The script a call with these policies runs; cached per policies array (one per limiter).
+ * The script a call with these policies runs (`overrides`: a call that reads override keys,
+ * `StoreCall.overrides`); cached per policies array (one per limiter).
  * @example
  * One decision with a client this package has no store for: `EVALSHA` with the call's keys.
  * ```ts
@@ -84,21 +88,23 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  *
  * declare const call: StoreCall;
  * declare function evalsha(sha: string, keys: readonly string[], argv: string[]): Promise<unknown>;
- * const script = scriptFor(call.policies);
+ * const script = scriptFor(call.policies, call.overrides);
  * const reply = await evalsha(script.sha1, call.keys, encodeScriptArgs(call));
- * const { results } = decodeScriptReply(reply, call.policies.length);
+ * const { results } = decodeScriptReply(reply, call.policies.length, call.overrides);
  * ```
  */
-export function scriptFor(policies: readonly Policy[]): LimitScript {
-  let script = byPolicies.get(policies);
+export function scriptFor(policies: readonly Policy[], overrides = false): LimitScript {
+  const cache = overrides ? overridingByPolicies : byPolicies;
+  let script = cache.get(policies);
   if (script === undefined) {
     script = compileScript(
       'one',
       policies.map((p) => p.kind),
       blockingOf(policies),
       shadowingOf(policies) ?? [],
+      overrides,
     );
-    byPolicies.set(policies, script);
+    cache.set(policies, script);
   }
   return script;
 }

@@ -58,6 +58,18 @@ export interface RedisStoreOptions {
    * flight on it saves CPU on both sides (docs/stores.md#batching)
    */
   batch?: boolean | { maxCalls?: number };
+  /**
+   * The change feed (docs/algorithms.md#the-blocked-key-cache): a reset is published on
+   * `channel` by the script that makes it (and a refund that finds the identity denied, after
+   * it), and once a limiter with a blocked-key cache uses this store, one subscriber connection
+   * of its own (opened from this client, its socket unref'd, closed with the client) listens
+   * there, so a reset made by any process drops the cached denials of every process within a
+   * round trip. Processes that share a Redis must agree on the channel. `false`: resets are a
+   * plain `DEL`, nothing is subscribed, and the caches serve a denial at most
+   * `blockCache.maxStaleMs`.
+   * @default true ({ channel: 'floodgate:changes' })
+   */
+  changes?: boolean | { channel?: string };
 }
 
 export const OPTION_NAMES = {
@@ -66,6 +78,7 @@ export const OPTION_NAMES = {
   rejectIfNotReady: true,
   replicas: true,
   batch: true,
+  changes: true,
 } as const satisfies OptionNames<RedisStoreOptions>;
 
 export function checkReplicas(value: unknown): { count: number; timeoutMs: number } | undefined {
@@ -79,4 +92,24 @@ export function checkReplicas(value: unknown): { count: number; timeoutMs: numbe
     );
   }
   return { count: r.count as number, timeoutMs: r.timeoutMs as number };
+}
+
+/** The change feed's channel, or undefined with `changes: false`. */
+export function checkChanges(value: unknown, fallback: string): string | undefined {
+  if (value === undefined || value === true) return fallback;
+  if (value === false) return undefined;
+  const channel = (value as { channel?: unknown } | null)?.channel ?? fallback;
+  const keys = typeof value === 'object' && value !== null ? Object.keys(value) : [];
+  if (
+    typeof value !== 'object' ||
+    keys.some((k) => k !== 'channel') ||
+    typeof channel !== 'string' ||
+    channel === ''
+  ) {
+    throw new FloodgateError(
+      'INVALID_OPTION',
+      'changes must be a boolean or { channel }, channel a non-empty string',
+    );
+  }
+  return channel;
 }

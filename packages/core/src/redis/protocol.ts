@@ -118,7 +118,8 @@ export interface ScriptReply {
 }
 
 /**
- * Reads the script's reply: five integers per policy, then the Redis time. A `'late'` reply (the
+ * Reads the script's reply: five integers per policy (seven for a call with `overrides`: then
+ * the override's until and limit, 0 and 0 for none), then the Redis time. A `'late'` reply (the
  * script ran at or after the call's deadline and wrote nothing) is `STORE_TIMEOUT`; anything else
  * unexpected is `STORE_PROTOCOL`.
  * @example
@@ -134,34 +135,52 @@ export interface ScriptReply {
  * }
  * ```
  */
-export function decodeScriptReply(reply: unknown, policyCount: number): ScriptReply {
+export function decodeScriptReply(
+  reply: unknown,
+  policyCount: number,
+  overrides = false,
+): ScriptReply {
   if (Array.isArray(reply) && reply.length === 2 && String(reply[0]) === 'late') {
     throw new FloodgateError(
       'STORE_TIMEOUT',
       'the limit script ran at or after its deadline and charged nothing',
     );
   }
-  if (!Array.isArray(reply) || reply.length !== policyCount * 5 + 1) {
+  const width = policyCount * fieldsPerPolicy(overrides);
+  if (!Array.isArray(reply) || reply.length !== width + 1) {
     throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the limit script');
   }
-  return { results: decodeResults(reply, 0, policyCount), time: Number(reply[policyCount * 5]) };
+  return {
+    results: decodeResults(reply, 0, policyCount, overrides),
+    time: Number(reply[width]),
+  };
 }
 
-/** The five fields per policy of one decision, from `reply[at]` on (a batch's reply holds many). */
+/** A decision's fields per policy in a reply: five, and the override's two with `overrides`. */
+export function fieldsPerPolicy(overrides: boolean | undefined): number {
+  return overrides === true ? 7 : 5;
+}
+
+/** The fields per policy of one decision, from `reply[at]` on (a batch's reply holds many). */
 export function decodeResults(
   reply: readonly unknown[],
   at: number,
   policyCount: number,
+  overrides = false,
 ): PolicyResult[] {
   const results: PolicyResult[] = [];
-  for (let i = at; i < at + policyCount * 5; i += 5) {
-    results.push({
+  const step = fieldsPerPolicy(overrides);
+  for (let i = at; i < at + policyCount * step; i += step) {
+    const r: PolicyResult = {
       allowed: Number(reply[i]) === 1,
       remaining: Number(reply[i + 1]),
       resetAfterMs: Number(reply[i + 2]),
       retryAfterMs: Number(reply[i + 3]),
       delayMs: Number(reply[i + 4]),
-    });
+    };
+    // An override in force: its until (never 0) and the limit it ran on (0: a block).
+    const until = overrides ? Number(reply[i + 5]) : 0;
+    results.push(until > 0 ? { ...r, override: { limit: Number(reply[i + 6]), until } } : r);
   }
   return results;
 }

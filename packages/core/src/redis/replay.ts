@@ -5,6 +5,9 @@
 
 import type { PolicyState } from '../policies/common.js';
 import { evaluateAll } from '../policies/compose.js';
+import { windowRadix } from '../policies/fixed_window.js';
+import { QUOTA_RADIX } from '../policies/quota.js';
+import { slidingRadix } from '../policies/sliding_window.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 
@@ -14,26 +17,30 @@ const none = (raw: unknown): boolean => raw === null || raw === undefined || raw
 /**
  * A key's value as the script holds it, for a kind that can repeat (fixedWindow, slidingWindow,
  * quota, tokenBucket, leakyBucket): the integer the fragments pack, or their "a:b[:c]" string
- * where the integer would pass 2^53; undefined for no key. The same steps as the fragments'
- * decode, in the same doubles (exact below 2^53).
+ * where they do not; undefined for no key. The same steps as the fragments' decode, in the same
+ * doubles: the radixes are powers of two, so every quotient is exact. Nothing here depends on the
+ * policy's limit: a state written under another limit reads the same.
  */
 export function decodeState(raw: unknown, policy: Policy): PolicyState | undefined {
   if (none(raw)) return undefined;
   if (typeof raw === 'string' && raw.includes(':')) return raw.split(':').map(Number);
   const v = Number(raw);
-  const [limit, w, perMs] = policy.params as readonly number[];
+  const [, w, perMs] = policy.params as readonly number[];
   if (policy.kind === 'fixedWindow' || policy.kind === 'quota') {
     // A quota's period end is a whole minute: the packed k is in minutes.
-    const k = Math.floor(v / (limit! + 1));
-    return [k * (policy.kind === 'quota' ? 60_000 : w!), v - k * (limit! + 1)];
+    const quota = policy.kind === 'quota';
+    const radix = quota ? QUOTA_RADIX : windowRadix(w!);
+    const k = Math.floor(v / radix);
+    return [k * (quota ? 60_000 : w!), v - k * radix];
   }
   if (policy.kind === 'slidingWindow') {
-    const q = Math.floor(v / (limit! + 1));
-    const k = Math.floor(q / (limit! + 1));
-    return [k * w!, q - k * (limit! + 1), v - q * (limit! + 1)];
+    const radix = slidingRadix(w!);
+    const q = Math.floor(v / radix);
+    const k = Math.floor(q / radix);
+    return [k * w!, q - k * radix, v - q * radix];
   }
-  const tat = Math.floor(v / perMs!);
-  return [tat, v - tat * perMs!];
+  // A bucket's integer is its arrival time in whole ms (no ticks): the rate does not matter.
+  return [v, 0, perMs!];
 }
 
 /**

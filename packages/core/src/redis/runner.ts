@@ -97,7 +97,7 @@ export class ScriptRunner {
     let args: string[];
     let script: LimitScript;
     try {
-      script = scriptFor(call.policies);
+      script = scriptFor(call.policies, call.overrides);
       args = this.#args(script, call, now, deadline);
     } catch (error) {
       return Promise.reject(error);
@@ -105,11 +105,12 @@ export class ScriptRunner {
     const firstKey = call.keys[0]!;
     const transport = this.#transport;
     const policyCount = call.policies.length;
+    const overrides = call.overrides === true;
     return this.#run(
       args,
       script,
       (name) => transport.send(firstKey, name, args),
-      (reply) => this.#results(reply, policyCount),
+      (reply) => this.#results(reply, policyCount, overrides),
     );
   }
 
@@ -131,9 +132,9 @@ export class ScriptRunner {
   }
 
   /** The plain script's reply read, and the Redis time it carries sampled. */
-  #results(reply: unknown, policyCount: number): PolicyResult[] {
+  #results(reply: unknown, policyCount: number, overrides: boolean): PolicyResult[] {
     const received = performance.now();
-    const { results, time } = decodeScriptReply(reply, policyCount);
+    const { results, time } = decodeScriptReply(reply, policyCount, overrides);
     if (time > 0) this.offset.sample(time, received);
     return results;
   }
@@ -145,7 +146,7 @@ export class ScriptRunner {
     deadline: number | undefined,
     strict: Replicas,
   ): Promise<readonly PolicyResult[]> {
-    const script = scriptFor(call.policies);
+    const script = scriptFor(call.policies, call.overrides);
     const args = this.#args(script, call, now, deadline);
     const firstKey = call.keys[0]!;
     const transport = this.#transport;
@@ -164,7 +165,7 @@ export class ScriptRunner {
       return r;
     };
     const results = await this.#run(args, script, send, (reply) =>
-      this.#results(reply, call.policies.length),
+      this.#results(reply, call.policies.length, call.overrides === true),
     );
     // `!(≥)`, not `<`: a WAIT reply that is not a number confirms nothing.
     if (!(acked >= strict.count) && results.every((r) => r.allowed)) {

@@ -1,11 +1,15 @@
 import { FloodgateError } from '../errors.js';
 import type { LeaseGrant, LeaseRef, LeaseRequest, LeaseStore } from '../lease-types.js';
 import { checkOptions } from '../options.js';
-import type { PolicyResult, Store, StoreCall } from '../store-types.js';
+import type { OverrideStore } from '../override-store.js';
+import type { PolicyState } from '../policies/common.js';
+import type { PolicyResult, Store, StoreCall, StoreChange } from '../store-types.js';
 import { Batcher, checkBatch } from './batch.js';
+import { ChangeFeed, changeMessage, DEFAULT_CHANNEL, RESET_SOURCE } from './changes.js';
 import { KeyOrder } from './key-order.js';
 import { leaseCalls } from './lease.js';
-import { checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
+import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
+import { overrideCalls } from './overrides.js';
 import { ScriptRunner } from './runner.js';
 import type { RedisTransport } from './transport.js';
 
@@ -13,8 +17,8 @@ import type { RedisTransport } from './transport.js';
  * The store every Redis client adapter is built from: a `RedisTransport` (how this client sends
  * a command) and the options. It checks the options, runs one `EVALSHA` per decision (`EVAL`
  * again after `NOSCRIPT`), batches the calls made while one is in flight when the transport can,
- * waits for replicas in strict mode, resets with one `DEL`, and reports failures as
- * `STORE_UNAVAILABLE`.
+ * waits for replicas in strict mode, resets with one script run that deletes the keys and
+ * announces the reset on the change feed (`changes`), and reports failures as `STORE_UNAVAILABLE`.
  * It has no `fallback`: core holds no in-process store, so an adapter adds one.
  * @example
  * A store for another Redis client: its transport, and a fallback for the limiter.
@@ -42,7 +46,7 @@ import type { RedisTransport } from './transport.js';
  * }
  * ```
  */
-export class RedisStore implements Store, LeaseStore {
+export class RedisStore implements Store, LeaseStore, OverrideStore {
   /** For metrics and traces (`Store.kind`); each client's store names itself. */
   readonly kind: string = 'redis';
   readonly remote = true;
@@ -60,6 +64,12 @@ export class RedisStore implements Store, LeaseStore {
   #probe: Promise<void> | undefined;
   /** The lease script's calls (lease.ts), on this store's clock and runner. */
   readonly #leases: ReturnType<typeof leaseCalls>;
+  /** The override script's calls (overrides.ts), on this store's clock and runner. */
+  readonly #overrides: ReturnType<typeof overrideCalls>;
+  /** The change feed's channel; undefined with `changes: false`. */
+  readonly #channel: string | undefined;
+  /** The subscriber side, when the transport can subscribe. */
+  readonly #feed: ChangeFeed | undefined;
 
   constructor(transport: RedisTransport, options: RedisStoreOptions = {}) {
     const label = transport.label;
@@ -94,6 +104,33 @@ export class RedisStore implements Store, LeaseStore {
         ? new Batcher(maxBatch, this.#runner)
         : undefined;
     this.#leases = leaseCalls(this.#runner, () => this.#clock());
+    this.#overrides = overrideCalls(this.#runner, () => this.#clock());
+    this.#channel = checkChanges(options.changes, DEFAULT_CHANNEL);
+    this.#feed =
+      this.#channel !== undefined && typeof transport.subscribe === 'function'
+        ? new ChangeFeed(transport, this.#channel)
+        : undefined;
+  }
+
+  /**
+   * Tells `listener` of resets (and other changes) published by any process on the change feed
+   * (`Store.watch`); the first listener opens the subscriber connection, the last one to stop
+   * closes it. Without a feed (`changes: false`, or a client that cannot subscribe) it never
+   * calls `listener`, and the caches fall back to their staleness bound.
+   */
+  watch(listener: (change: StoreChange) => void): () => void {
+    return this.#feed === undefined ? () => {} : this.#feed.watch(listener);
+  }
+
+  /**
+   * Publishes that the identity of `firstKey` changed, for a write that could not announce itself
+   * in its own script. Never rejects: a lost announcement leaves the caches to their bound.
+   */
+  #announce(firstKey: string): void {
+    if (this.#channel === undefined) return;
+    this.#runner
+      .command(firstKey, 'PUBLISH', [this.#channel, changeMessage(firstKey)])
+      .catch(() => {});
   }
 
   /** The client clock's now (checked), or undefined on the server clock; and the ready check. */
@@ -129,6 +166,23 @@ export class RedisStore implements Store, LeaseStore {
     return this.#leases.extend(lease, leaseMs);
   }
 
+  /**
+   * One run of the override script: sets (expiring at its until) or deletes each key, then tells
+   * the change feed, as a reset does, so other processes' cached denials go.
+   */
+  async writeOverrides(
+    keys: readonly string[],
+    states: readonly (PolicyState | null)[],
+  ): Promise<void> {
+    await this.#overrides.write(keys, states);
+    if (keys.length > 0) this.#announce(keys[0]!);
+  }
+
+  /** One run of the override script: each key's override in force, undefined for none. */
+  readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
+    return this.#overrides.read(keys);
+  }
+
   /** One decision: one `EVALSHA` of the call's script, or its share of a batch's. */
   evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     const keys = call.keys;
@@ -145,7 +199,26 @@ export class RedisStore implements Store, LeaseStore {
     } else {
       work = this.#evaluate(call, barrier);
     }
-    return this.#order.track(work, keys);
+    const tracked = this.#order.track(work, keys);
+    return call.mode === 'refund' ? this.#afterRefund(tracked, keys[0]!) : tracked;
+  }
+
+  /**
+   * A refund that found the identity denied (its results are the state before it) may have made
+   * a denial cached by other processes too strict: announced, after the refund. A refund of an
+   * identity that was admitting is not (with `skipSuccessfulRequests` that is most of them, and
+   * each announcement reaches every process), nor is any refund in its own script: the generated
+   * limit scripts stay the same with or without the feed.
+   */
+  #afterRefund(
+    work: Promise<readonly PolicyResult[]>,
+    firstKey: string,
+  ): Promise<readonly PolicyResult[]> {
+    if (this.#channel === undefined) return work;
+    return work.then((results) => {
+      if (results.some((r) => !r.allowed)) this.#announce(firstKey);
+      return results;
+    });
   }
 
   /** Whether the call's deadline goes to Redis, which needs the offset to Redis's clock. */
@@ -205,13 +278,22 @@ export class RedisStore implements Store, LeaseStore {
     );
   }
 
-  /** One `DEL`, after the calls on the keys made before it (see `KeyOrder`). */
+  /**
+   * One script run that deletes the keys and publishes the reset on the change feed (a plain
+   * `DEL` with `changes: false`), after the calls on the keys made before it (see `KeyOrder`).
+   */
   reset(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return Promise.resolve();
     const argv = keys.slice();
+    const channel = this.#channel;
     return this.#order.reset(argv, async () => {
-      // All keys of one identity share a hash tag: one DEL, one slot.
-      await this.#runner.command(argv[0]!, 'DEL', argv);
+      // All keys of one identity share a hash tag: one command, one slot.
+      if (channel === undefined) await this.#runner.command(argv[0]!, 'DEL', argv);
+      else {
+        // EVAL, not EVALSHA: a reset is rare, and the script text is short.
+        const args = [RESET_SOURCE, String(argv.length), ...argv, channel, changeMessage(argv[0]!)];
+        await this.#runner.command(argv[0]!, 'EVAL', args);
+      }
     });
   }
 }

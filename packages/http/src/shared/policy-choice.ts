@@ -22,8 +22,8 @@ function isPolicy(value: unknown): value is Policy {
 }
 
 /**
- * What makes two policies interchangeable: the kind, the name (headers report it) and the
- * parameters the store sees (the id hashes them; the params themselves rule out a collision).
+ * What makes two policies interchangeable: the kind, the name (headers report it), the id (what is
+ * counted) and the parameters the store sees (the limits: two tiers share an id, not a limiter).
  */
 const signature = (p: Policy): string => `${p.kind}:${p.name}:${p.id}:${p.params.join(',')}`;
 

@@ -82,9 +82,9 @@ export type LimiterChoice<Raw = unknown> =
  * Policies for a limiter the middleware builds on its `store`, or a function choosing them per
  * request (tiers, `limit` as a function of the request); `undefined` skips the rule. One limiter
  * is built per distinct set of policies and kept (the 256 most recently used), so a function may
- * build its policy on every call. Policies of different limits count under different store keys:
- * a client whose tier changes starts afresh on the new tier's quota, and the old tier's count
- * expires unused.
+ * build its policy on every call. Policies of one kind, name and window (interval, period) count
+ * under one store key whatever their limits: a client whose tier changes keeps what it used, and
+ * the new tier's limit decides from that count (give tiers different names to count apart).
  * @example
  * ```ts
  * import { tokenBucket } from '@floodgate/core';

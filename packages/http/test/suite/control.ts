@@ -58,7 +58,7 @@ export function controlTests(ctx: SuiteContext): void {
       expect(await statuses(app.url, times(2, { 'x-user': 'b' }))).toEqual([200, 429]);
     });
 
-    test('a limit computed per request: a fresh policy each call counts exactly, and a tier switch starts afresh', async () => {
+    test('a limit computed per request: a fresh policy each call counts exactly, and a tier switch keeps the count', async () => {
       const app = await ctx.start({
         ...built(ctx),
         key: userKey,
@@ -67,9 +67,10 @@ export function controlTests(ctx: SuiteContext): void {
       });
       const at = (limit: number) => ({ 'x-user': 'u', 'x-limit': String(limit) });
       expect(await statuses(app.url, times(3, at(2)))).toEqual([200, 200, 429]);
-      // Another limit is another policy id, so another store key: the new tier's whole quota.
-      expect(await statuses(app.url, times(4, at(3)))).toEqual([200, 200, 200, 429]);
-      // Back on the first tier, its count is still there (until its window ends).
+      // Another limit, the same kind, name and window: the same store key. The 2 already counted
+      // stay counted, so the higher limit leaves 1 in this window, not a whole new quota.
+      expect(await statuses(app.url, times(3, at(3)))).toEqual([200, 429, 429]);
+      // Back on the lower limit: 3 counted, above it, denied at once.
       expect(await statuses(app.url, [at(2)])).toEqual([429]);
     });
 

@@ -94,6 +94,92 @@ export function policiesArb(
   return fc.uniqueArray(any, { minLength, maxLength: 3, selector: (p) => p.id });
 }
 
+/** A policy rebuilt by its own factory with another limit and burst (queue): the same id. */
+function relimit(p: Policy, limit: number, extra: number | undefined, name?: string): Policy {
+  const same = { ...(name === undefined ? {} : { name }), ...controlsOf(p) };
+  switch (p.kind) {
+    case 'fixedWindow':
+      return fixedWindow({ limit, window: p.windowMs, ...same });
+    case 'slidingWindow':
+      return slidingWindow({ limit, window: p.windowMs, ...same });
+    case 'slidingWindowLog':
+      return slidingWindowLog({ limit, window: p.windowMs, ...same });
+    case 'tokenBucket':
+      return tokenBucket({ limit, interval: p.windowMs, burst: extra, ...same });
+    case 'leakyBucket':
+      return leakyBucket({ limit, interval: p.windowMs, queue: extra ?? 1, ...same });
+    case 'quota':
+      return quota({ limit, ...p.calendar!, ...same });
+  }
+}
+
+/** The burst (a token bucket's capacity) or queue (a leaky bucket's, less the one leaving). */
+const extraOf = (p: Policy): number | undefined =>
+  p.kind === 'leakyBucket' ? p.capacity - 1 : p.kind === 'tokenBucket' ? p.capacity : undefined;
+
+const controlsOf = (p: Policy): Controls => ({
+  ...(p.shadow === true ? { shadow: true } : {}),
+  ...(p.blockForMs === undefined ? {} : { blockFor: p.blockForMs }),
+});
+
+/**
+ * 1–3 policies (of any kind, or one of `kind`), each in 2–3 versions built by its own factory with
+ * the same window (interval, period and zone), name and `blockFor`, and other limits, bursts or
+ * queues: `versions[v]` is the limiter's policy list in version v. The versions of a policy share
+ * its id, so its count: the traces that switch between them check every store against the
+ * reference when a limit is raised or lowered, within a window and across its seams.
+ */
+export function relimitedPoliciesArb(
+  kind: PolicyKind | undefined,
+  scale: number,
+  large = false,
+): fc.Arbitrary<Policy[][]> {
+  const limit = large ? count(1_000_000) : count(8);
+  const extra = (k: PolicyKind) =>
+    k === 'leakyBucket'
+      ? large
+        ? count(100_000)
+        : count(6)
+      : fc.option(large ? count(1_000_000) : count(10), { nil: undefined });
+  const one = (k: PolicyKind) =>
+    fc
+      .tuple(
+        fc.oneof(
+          { arbitrary: fc.constant(undefined), weight: 3 },
+          { arbitrary: duration(scale), weight: 1 },
+        ),
+        fc.option(fc.constantFrom('api', 'plan'), { nil: undefined }),
+      )
+      .chain(([blockFor, name]) =>
+        fc
+          .tuple(
+            byKind(k, scale, large, blockFor === undefined ? {} : { blockFor }),
+            fc.array(fc.tuple(limit, extra(k)), { minLength: 1, maxLength: 2 }),
+          )
+          .map(([base, more]) => {
+            const first = relimit(base, base.limit, extraOf(base), name);
+            // A log keeps one entry per request: its limits stay in the hundreds.
+            const cap = (l: number) => (k === 'slidingWindowLog' ? Math.min(l, 300) : l);
+            return [first, ...more.map(([l, e]) => relimit(first, cap(l), e, name))];
+          }),
+      );
+  const family =
+    kind !== undefined ? one(kind) : fc.constantFrom(...POLICY_KINDS).chain((k) => one(k));
+  return fc
+    .uniqueArray(family, {
+      minLength: 1,
+      maxLength: kind === undefined ? 3 : 1,
+      selector: (versions) => versions[0]!.id,
+    })
+    .map((families) => {
+      // Version v of the limiter: each policy's version v, or its last when it has fewer.
+      const n = Math.max(...families.map((f) => f.length));
+      return Array.from({ length: n }, (_, v) =>
+        families.map((f) => f[Math.min(v, f.length - 1)]!),
+      );
+    });
+}
+
 /**
  * 2–3 policies of any kind, at least one shadowed and one enforced (`shadow`), some with
  * `blockFor`: the mixes whose enforced policies must decide as if the shadowed were absent.

@@ -78,9 +78,10 @@ export function registerBlockFor(h: Harness): void {
     h.test(
       'a denial by a policy without blockFor blocks nothing; no block key is written',
       async (run) => {
+        // Two counts of one window: each its own name.
         const l = run.limiter([
-          fixedWindow({ limit: 100, window: '1d', blockFor: '1h' }),
-          fixedWindow({ limit: 1, window: '1d' }),
+          fixedWindow({ limit: 100, window: '1d', blockFor: '1h', name: 'daily' }),
+          fixedWindow({ limit: 1, window: '1d', name: 'first' }),
         ]);
         await l.limit('n');
         const d = await l.limit('n');

@@ -9,7 +9,15 @@ import {
   toDecision,
 } from '@floodgate/core/store';
 import fc from 'fast-check';
-import { fitCost, mixedPoliciesArb, opArb, POLICY_KINDS, policiesArb } from './arbitraries.js';
+import {
+  fitCost,
+  mixedPoliciesArb,
+  type Op,
+  opArb,
+  POLICY_KINDS,
+  policiesArb,
+  relimitedPoliciesArb,
+} from './arbitraries.js';
 import { expectTtls, type Harness } from './harness.js';
 
 const IDENTITIES = ['a', '{a}:'] as const;
@@ -86,38 +94,119 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  * once a key has expired on a later clock, a caller behind it finds the key empty where a kept
  * state would still count. The comparison then runs up to the first step where the two
  * references disagree; every step before must match.
+ *
+ * With `relimit`, each policy comes in versions built by its own factory with the same window
+ * (interval, period), name and `blockFor` and other limits, bursts or queues, and every step is
+ * made by the limiter of a random version: one key, its state written under one limit and read
+ * under another (docs/algorithms.md, "Keys, and a limit that changes").
  */
 export function registerDifferential(h: Harness): void {
-  const differential = (
+  const differential = differentialTest(h);
+  h.api.describe(
+    'differential: random traces, field for field against the TypeScript reference',
+    () => {
+      for (const kind of POLICY_KINDS) differential(kind, kind);
+      differential('1–3 policies of any kind', undefined);
+      // Beyond monotone time: callers whose clocks run behind the key's last writer.
+      differential('callers with skewed clocks, 1–3 policies', undefined, true);
+      // Production-sized limits, windows up to a week and costs up to millions.
+      differential('large limits, windows and costs, 1–3 policies', undefined, false, true);
+      // Shadowed policies beside enforced ones, with penalties: charged apart (compose.ts).
+      differential(
+        'shadowed beside enforced policies, with blockFor',
+        undefined,
+        false,
+        false,
+        true,
+      );
+      limitChanges(differential);
+    },
+  );
+}
+
+/**
+ * The differential traces whose policies' limits change between calls (`registerDifferential`
+ * runs them too), alone: for a store whose full suite runs elsewhere, such as a Redis store on a
+ * Redis Cluster (redis-suite/cluster.ts).
+ */
+export function registerLimitChanges(h: Harness): void {
+  h.api.describe('differential: limits that change between calls, against the reference', () =>
+    limitChanges(differentialTest(h)),
+  );
+}
+
+type Differential = ReturnType<typeof differentialTest>;
+
+/** A limit (burst, queue) that changes between calls: the same keys, read under another limit. */
+function limitChanges(differential: Differential): void {
+  for (const kind of POLICY_KINDS) {
+    differential(`${kind} whose limit changes between calls`, kind, false, false, false, true);
+  }
+  differential(
+    'limits that change between calls, 1–3 policies, callers with skewed clocks',
+    undefined,
+    true,
+    false,
+    false,
+    true,
+  );
+  differential(
+    'large limits that change between calls, 1–3 policies',
+    undefined,
+    false,
+    true,
+    false,
+    true,
+  );
+}
+
+/** The test of one kind of random trace (see `registerDifferential`). */
+function differentialTest(h: Harness) {
+  return (
     name: string,
     kind: PolicyKind | undefined,
     skew = false,
     large = false,
     mixed = false,
+    relimit = false,
   ) =>
     h.test(`random traces equal the reference: ${name}`, async (run) => {
       let n = 0;
-      const traceArb = fc.array(opArb(h.scale, skew, large), { minLength: 1, maxLength: 40 });
+      // With versions, each step also picks the version whose limiter makes it.
+      const stepArb: fc.Arbitrary<[Op, number]> = relimit
+        ? fc.tuple(opArb(h.scale, skew, large), fc.nat())
+        : opArb(h.scale, skew, large).map((op): [Op, number] => [op, 0]);
+      const traceArb = fc.array(stepArb, { minLength: 1, maxLength: relimit ? 60 : 40 });
+      const versionsArb: fc.Arbitrary<Policy[][]> = relimit
+        ? relimitedPoliciesArb(kind, h.scale, large)
+        : (mixed ? mixedPoliciesArb(h.scale) : policiesArb(kind, h.scale, 1, large)).map((p) => [
+            p,
+          ]);
       const property = fc.asyncProperty(
-        mixed ? mixedPoliciesArb(h.scale) : policiesArb(kind, h.scale, 1, large),
+        versionsArb,
         traceArb,
         fc.nat(100_000),
-        async (policies, trace, start) => {
+        async (versions, trace, start) => {
           const prefix = `${run.prefix}r${++n}`;
           run.advance(1_000_000 + start * h.scale);
-          const limiter = run.limiter(policies, prefix);
+          // One limiter per version, on one store and prefix: the versions share their keys.
+          const limiters = versions.map((v) => run.limiter(v, prefix));
+          const layout = versions[0]!;
           const kept = new Reference(false);
           const expiring = new Reference(true);
           // One key per policy, then a block key per blocking policy (as the limiter builds them).
           const keysOf = (id: string) => {
-            const own = policies.map((p) => policyKey(prefix, encodeIdentity(id), p.id));
-            const blocks = policies.flatMap((p, i) =>
+            const own = layout.map((p) => policyKey(prefix, encodeIdentity(id), p.id));
+            const blocks = layout.flatMap((p, i) =>
               p.blockForMs === undefined ? [] : [blockKey(own[i]!)],
             );
             return [...own, ...blocks];
           };
           for (let i = 0; i < trace.length; i++) {
-            const { op, dt, who, cost: c } = trace[i]!;
+            const [{ op, dt, who, cost: c }, pick] = trace[i]!;
+            const version = pick % versions.length;
+            const policies = versions[version]!;
+            const limiter = limiters[version]!;
             const id = IDENTITIES[who]!;
             const keys = keysOf(id);
             run.advance(dt);
@@ -129,7 +218,11 @@ export function registerDifferential(h: Harness): void {
             }
             const cost = fitCost(c, policies);
             const call = { keys, policies, cost, mode: op } as const;
-            const what = `step ${i}: ${op} ${JSON.stringify(id)} cost ${cost} at ${dt >= 0 ? '+' : ''}${dt} ms`;
+            const limits =
+              versions.length > 1
+                ? ` limits ${policies.map((p) => p.params.join('/')).join(', ')}`
+                : '';
+            const what = `step ${i}: ${op} ${JSON.stringify(id)} cost ${cost} at ${dt >= 0 ? '+' : ''}${dt} ms${limits}`;
             const none = new Set<string>();
             const expected = kept.evaluate(policies, call, run.now, none).decision;
             const alternative = expiring.evaluate(policies, call, run.now, none).decision;
@@ -174,24 +267,4 @@ export function registerDifferential(h: Harness): void {
       );
       await fc.assert(property, { numRuns: h.numRuns });
     });
-
-  h.api.describe(
-    'differential: random traces, field for field against the TypeScript reference',
-    () => {
-      for (const kind of POLICY_KINDS) differential(kind, kind);
-      differential('1–3 policies of any kind', undefined);
-      // Beyond monotone time: callers whose clocks run behind the key's last writer.
-      differential('callers with skewed clocks, 1–3 policies', undefined, true);
-      // Production-sized limits, windows up to a week and costs up to millions.
-      differential('large limits, windows and costs, 1–3 policies', undefined, false, true);
-      // Shadowed policies beside enforced ones, with penalties: charged apart (compose.ts).
-      differential(
-        'shadowed beside enforced policies, with blockFor',
-        undefined,
-        false,
-        false,
-        true,
-      );
-    },
-  );
 }

@@ -166,6 +166,11 @@ export interface ConformanceOptions<S extends Store = Store> {
    * store without it. Every Floodgate store has it; set false for one that does not. @default true
    */
   concurrency?: boolean;
+  /**
+   * Runs the override tests (`limiter.override`, the `OverrideStore` capability), which fail on a
+   * store without it. Every Floodgate store has it; set false for one that does not. @default true
+   */
+  overrides?: boolean;
   /** Per-test timeout in ms handed to `it`. @default 60_000 */
   timeoutMs?: number;
 }

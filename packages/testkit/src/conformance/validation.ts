@@ -196,9 +196,10 @@ export function registerValidation(h: Harness): void {
         }
       }
       await expectUntouched(h, run, 'after costs above capacity');
-      for (const [policies, capacity] of cases) {
+      // An identity per case: policies of one kind and window share a key whatever their limits.
+      for (const [i, [policies, capacity]] of cases.entries()) {
         const what = policies.map((p) => p.id).join('+');
-        const d = await run.limiter(policies).limit(`fresh-${what}`, { cost: capacity });
+        const d = await run.limiter(policies).limit(`fresh-${i}`, { cost: capacity });
         h.expect(d.allowed, `${what}: cost = capacity ${capacity} on an empty key`).toBe(true);
         h.expect(d.remaining, `${what}: remaining after the full capacity`).toBe(0);
       }
@@ -256,7 +257,8 @@ export function registerValidation(h: Harness): void {
           null,
           'fixedWindow',
           [policy, policy],
-          [policy, fixedWindow({ limit: 5, window: 86_400_000, name: 'same-params' })],
+          // One kind over one window is one count, whatever the limits: a duplicate.
+          [policy, fixedWindow({ limit: 50, window: 86_400_000 })],
           [{ ...policy, params: 'x' }],
         ];
         for (const bad of badPolicies) {

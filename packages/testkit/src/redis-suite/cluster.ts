@@ -9,10 +9,15 @@ import {
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { isLeaseStore } from '@floodgate/core/store';
 import { registerControls } from '../conformance/controls.js';
+import { registerLimitChanges } from '../conformance/differential.js';
 import { makeHarness } from '../conformance/harness.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
+import {
+  registerClusterOverrideConformance,
+  registerClusterOverrideTests,
+} from './cluster-overrides.js';
 import { sleep, tagOf } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -81,8 +86,9 @@ export function redisClusterTests<C>(
     describe(`${adapter.name} on a Redis Cluster (3 masters, 3 replicas)`, () => {
       const tag = tagOf(adapter);
 
-      // The conformance tests of shadow mode and wait(), on the cluster (server clock).
-      describe('conformance: shadow mode and wait()', () => {
+      // The conformance tests of shadow mode and wait(), on the cluster (server clock), and the
+      // differential traces of limits that change (client clock).
+      describe('conformance: shadow mode, wait() and limits that change', () => {
         let shared: C | undefined;
         beforeAll(async () => {
           shared = await openCluster(adapter);
@@ -98,7 +104,24 @@ export function redisClusterTests<C>(
             makeStore: () => adapter.makeStore(shared!),
           }),
         );
+        // Limits that change between calls, against the reference on the suite's clock: the
+        // keys of one identity, read under another limit, on the master owning its slot.
+        registerLimitChanges(
+          makeHarness(api, {
+            name: `${name} (clock: client)`,
+            makeStore: ({ now }) => adapter.makeStore(shared!, { clock: 'client', now }),
+            realTimeExpiry: true,
+            numRuns: 10,
+          }),
+        );
+        registerClusterOverrideConformance(api, adapter, () => shared!);
       });
+      registerClusterOverrideTests(
+        api,
+        adapter,
+        () => openCluster(adapter),
+        () => cluster,
+      );
 
       it('runs each multi-policy decision as one script on the master owning the identity', async () => {
         const client = await openCluster(adapter);

@@ -3,6 +3,7 @@
 // limit holds.
 import { type ChildProcess, fork } from 'node:child_process';
 import { type RedisServer, startRedisServer } from '../redis-server.js';
+import { registerOverrideProcesses } from './multiprocess-overrides.js';
 import type { RedisClientOptions, RedisSuiteApi } from './types.js';
 import { WORKER_ENV, type WorkerReply } from './worker.js';
 
@@ -207,5 +208,7 @@ export function redisMultiprocessTests(
       }
       expect(keys.map((k) => admitted.get(k) ?? 0)).toEqual(keys.map((_, i) => limitOf(i)));
     });
+
+    registerOverrideProcesses(api, NODES, (n, message) => ask(workers[n]!, message));
   });
 }

@@ -89,9 +89,11 @@ export function registerWindowExpiryTests<C>(
           LIMIT - 21,
           LIMIT - 21,
         ]);
-        expect(Number(fw)).toBe(day * (LIMIT + 1) + units);
-        expect(Number(sw)).toBe((day * (LIMIT + 1) + units) * (LIMIT + 1));
-        expect(Number(q)).toBe((((day + 1) * DAY) / 60_000) * (LIMIT + 1) + units);
+        // Packed beside the window's number by a radix of the window alone, never the limit: 2^37
+        // for a day, 2^18 for each of the sliding window's two counts, 2^26 for a quota's minutes.
+        expect(Number(fw)).toBe(day * 2 ** 37 + units);
+        expect(Number(sw)).toBe((day * 2 ** 18 + units) * 2 ** 18);
+        expect(Number(q)).toBe((((day + 1) * DAY) / 60_000) * 2 ** 26 + units);
         // The window's end to the millisecond (PEXPIRETIME, Redis 7.0): the fixed window's and the
         // day's at the next midnight, the sliding window's a window later.
         const ends = await redisCommands(

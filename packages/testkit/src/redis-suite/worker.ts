@@ -8,6 +8,7 @@ import {
 } from '@floodgate/core';
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { isLeaseStore } from '@floodgate/core/store';
+import { type OverrideRequest, serveOverrides } from './multiprocess-overrides.js';
 import { openClient, sleep } from './shared.js';
 import type { RedisClientOptions, RedisStoreAdapter } from './types.js';
 
@@ -32,6 +33,8 @@ export type WorkerRequest =
   | { type: 'hold'; id: number; key: string; count: number; holdMs: number }
   | { type: 'grab'; id: number; key: string }
   | { type: 'try'; id: number; key: string }
+  // Overrides (multiprocess-overrides.ts): set, cleared and decided with by this process.
+  | OverrideRequest
   | { type: 'exit' };
 
 /**
@@ -129,8 +132,10 @@ export async function serveRedisWorker<C>(
     }
   };
   const failed = (id: number) => (e: Error) => send({ id, error: String(e?.cause ?? e) });
+  const overrides = serveOverrides(store, send);
 
   process.on('message', (m: WorkerRequest) => {
+    if (overrides(m)) return;
     if (m.type === 'exit') {
       Promise.resolve(adapter.disconnect(client)).finally(() => process.exit(0));
     }

@@ -46,6 +46,11 @@ export {
 } from '../redis-suite/conformance.js';
 export { type RedisFaultTestsOptions, redisFaultTests } from '../redis-suite/faults.js';
 export {
+  type RedisInvalidationTestsOptions,
+  redisInvalidationTests,
+} from '../redis-suite/invalidation.js';
+export { serveInvalidationWorker } from '../redis-suite/invalidation-worker.js';
+export {
   type RedisMultiprocessTestsOptions,
   type RedisWorkerSpec,
   redisMultiprocessTests,
