@@ -4,6 +4,7 @@ import { blockedCacheFor, exposeInvalidation } from './cache-watch.js';
 import { LimiterCall } from './call.js';
 import { plainDecision } from './decision.js';
 import { FloodgateError, isCallerError, storeError } from './errors.js';
+import { breakerOpen, guarded } from './guarded.js';
 import { callKeys, encodeIdentity, validateIdentity, validatePrefix } from './keys.js';
 import { timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
 import type { Limiter, LimiterOptions } from './limiter-types.js';
@@ -111,11 +112,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const decide: typeof decideAs = overriding
     ? (ps, results, reason) => overriddenDecision(ps, results, reason, decideAs, shadow)
     : decideAs;
-  const open = (): FloodgateError =>
-    new FloodgateError(
-      'STORE_UNAVAILABLE',
-      'the circuit breaker is open: the store was not called',
-    );
 
   const clock = store.now === undefined ? Date.now : () => store.now!();
   const idOf = (identity: string): string => {
@@ -201,7 +197,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   async function runRemote(call: StoreCall): Promise<Decision> {
-    if (breaker !== undefined && !breaker.admit()) return fallBack(call, open);
+    if (breaker !== undefined && !breaker.admit()) return fallBack(call, breakerOpen);
     let results: readonly PolicyResult[];
     try {
       results = await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
@@ -220,38 +216,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** The store's reset, bounded and counted by the breaker like a decision. */
-  async function resetStore(keys: readonly string[]): Promise<void> {
-    if (breaker !== undefined && !breaker.admit()) throw open();
-    try {
-      await withTimeout(store.reset(keys), timeoutMs);
-    } catch (cause) {
-      if (isCallerError(cause)) {
-        breaker?.release();
-        throw cause;
-      }
-      const error = storeError(cause);
-      breaker?.failure(error);
-      throw error;
-    }
-    breaker?.success();
-  }
+  const resetStore = (keys: readonly string[]): Promise<void> =>
+    guarded(breaker, timeoutMs, () => store.reset(keys));
 
   /** The store's refund, bounded and counted by the breaker like a decision. */
-  async function refundStore(call: StoreCall): Promise<void> {
-    if (breaker !== undefined && !breaker.admit()) throw open();
-    try {
-      await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
-    } catch (cause) {
-      if (isCallerError(cause)) {
-        breaker?.release();
-        throw cause;
-      }
-      const error = storeError(cause);
-      breaker?.failure(error);
-      throw error;
-    }
-    breaker?.success();
-  }
+  const refundStore = (call: StoreCall): Promise<void> =>
+    guarded(breaker, timeoutMs, () => store.evaluate(call).then(() => undefined), call.deadline);
 
   /** `cost` as `limit()` checks it: a positive safe integer no policy's capacity is below. */
   function costOf(opts: { cost?: number } | undefined, method: string): number {

@@ -4,7 +4,8 @@
 // own call (override-state.ts says how); the limiter only hooks in here (limiter.ts).
 import type { BlockedCache } from './blocked-cache.js';
 import type { Breaker } from './breaker.js';
-import { FloodgateError, isCallerError, storeError } from './errors.js';
+import { FloodgateError } from './errors.js';
+import { guarded } from './guarded.js';
 import { callKeys } from './keys.js';
 import type { Limiter, LimiterOptions } from './limiter-types.js';
 import { checkOptions, type OptionNames } from './options.js';
@@ -15,7 +16,6 @@ import type { LimiterWithOverrides, OverrideOptions, StoredOverride } from './ov
 import type { PolicyState } from './policies/common.js';
 import type { ShadowMask } from './shadow.js';
 import type { PolicyResult } from './store-types.js';
-import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy, PolicyDecision } from './types.js';
 
 const OVERRIDE_NAMES = { limit: true, until: true } as const satisfies OptionNames<OverrideOptions>;
@@ -126,31 +126,6 @@ export interface OverrideHost {
   idOf(identity: string): string;
 }
 
-/** A store call bounded by `timeoutMs` and counted by the breaker, as a reset is. */
-async function guarded<T>(host: OverrideHost, work: () => Promise<T>): Promise<T> {
-  const breaker = host.breaker;
-  if (breaker !== undefined && !breaker.admit()) {
-    throw new FloodgateError(
-      'STORE_UNAVAILABLE',
-      'the circuit breaker is open: the store was not called',
-    );
-  }
-  let value: T;
-  try {
-    value = await withTimeout(work(), host.timeoutMs);
-  } catch (cause) {
-    if (isCallerError(cause)) {
-      breaker?.release();
-      throw cause;
-    }
-    const error = storeError(cause);
-    breaker?.failure(error);
-    throw error;
-  }
-  breaker?.success();
-  return value;
-}
-
 /** The identity's override keys, one per policy, in order. */
 function keysOf(host: OverrideHost, id: string): string[] {
   const n = host.policies.length;
@@ -161,7 +136,9 @@ function keysOf(host: OverrideHost, id: string): string[] {
 async function write(host: OverrideHost, id: string, states: (PolicyState | null)[]) {
   host.blocked?.invalidate(id);
   try {
-    await guarded(host, () => host.store.writeOverrides(keysOf(host, id), states));
+    await guarded(host.breaker, host.timeoutMs, () =>
+      host.store.writeOverrides(keysOf(host, id), states),
+    );
   } finally {
     // A denial in flight during the write may predate it: it must not be cached (as for reset).
     host.blocked?.invalidate(id);
@@ -179,7 +156,9 @@ export function withOverrides(limiter: Limiter, host: OverrideHost): LimiterWith
   out.overrides = {
     async get(identity: string): Promise<StoredOverride | undefined> {
       const id = host.idOf(identity);
-      const states = await guarded(host, () => host.store.readOverrides(keysOf(host, id)));
+      const states = await guarded(host.breaker, host.timeoutMs, () =>
+        host.store.readOverrides(keysOf(host, id)),
+      );
       const limits: Record<string, number> = {};
       let until = Number.POSITIVE_INFINITY;
       let only: number | undefined;
