@@ -18,12 +18,27 @@ function shut(server) {
 }
 
 /**
- * One app server: its own limiter over `store`, keyed by the `x-api-key` header.
- * @param {{ name: string, store: import('@floodgate/core/store').Store, policy: import('@floodgate/core').Policy }} options
+ * One app server keyed by the `x-api-key` header. `policy` is one policy, or a function of the API
+ * key choosing the policy per request (a customer's plan, read on every request): the server
+ * builds one limiter per policy on first use, as `@floodgate/http` does, each over `store`.
+ * `overrides` makes them read stored per-identity overrides (`limiter.override`).
+ * @param {{ name: string, store: import('@floodgate/core/store').Store,
+ *   policy: import('@floodgate/core').Policy | ((apiKey: string) => import('@floodgate/core').Policy),
+ *   overrides?: boolean }} options
  */
-export async function startAppNode({ name, store, policy }) {
-  const limiter = createLimiter({ store, policy, prefix: 'four-nodes' });
-  const stats = { name, admitted: 0, denied: 0, fallback: 0 };
+export async function startAppNode({ name, store, policy, overrides = false }) {
+  const limiters = new Map();
+  const limiterFor = (key) => {
+    const p = typeof policy === 'function' ? policy(key) : policy;
+    let limiter = limiters.get(p);
+    if (limiter === undefined) {
+      limiter = createLimiter({ store, policy: p, prefix: 'four-nodes', overrides });
+      limiters.set(p, limiter);
+    }
+    return limiter;
+  };
+  // `cached`: denials the limiter answered from its blocked-key cache, without a store call.
+  const stats = { name, admitted: 0, denied: 0, fallback: 0, cached: 0 };
   const server = http.createServer(async (req, res) => {
     const key = req.headers['x-api-key'];
     if (typeof key !== 'string' || key === '') {
@@ -31,7 +46,7 @@ export async function startAppNode({ name, store, policy }) {
       return;
     }
     try {
-      const d = await limiter.limit(key);
+      const d = await limiterFor(key).limit(key);
       // A decision taken by the limiter's fallback is not the shared store's: count it apart,
       // so a Redis hiccup cannot pass for a working shared limit.
       if (d.reason === 'store-unavailable' || d.reason === 'store-timeout') stats.fallback++;
@@ -40,6 +55,7 @@ export async function startAppNode({ name, store, policy }) {
         res.writeHead(200, { 'x-served-by': name, 'content-type': 'text/plain' }).end('ok\n');
       } else {
         stats.denied++;
+        if (d.reason === 'blocked-cache') stats.cached++;
         const retryAfter = String(Math.ceil(d.retryAfterMs / 1000));
         res.writeHead(429, { 'x-served-by': name, 'retry-after': retryAfter }).end();
       }

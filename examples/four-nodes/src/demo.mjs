@@ -1,5 +1,12 @@
 // `pnpm demo`: the problem Floodgate exists for, on real sockets, in three tables; then one hot
-// key served past one store with slices.
+// key served past one store with slices; then limits changed while the servers run.
+import {
+  changingLimits,
+  FREE_LIMIT,
+  PLAN_WINDOW,
+  PRO_LIMIT,
+  STEP_REQUESTS,
+} from './changing-limits.mjs';
 import { HOT_IN_FLIGHT, HOT_LIMIT, HOT_WINDOW, hotKey, SLICE_SIZE } from './hot-key.mjs';
 import { fourNodes, INTERVAL, LIMIT, NODES, REQUESTS, seams } from './scenarios.mjs';
 import { openSharedStore } from './shared-store.mjs';
@@ -190,6 +197,120 @@ check(
   slicedRun.storeCalls < plainRun.storeCalls,
   `(4) slices took ${slicedRun.storeCalls} store calls, no fewer than ${plainRun.storeCalls} without`,
 );
+
+// (5)
+let planStore;
+try {
+  planStore = await openSharedStore();
+} catch (error) {
+  console.error(`(5) ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+}
+let live;
+try {
+  console.log(
+    `(5) Limits that change while the servers run: ${NODES} app servers sharing ${planStore.label}`,
+  );
+  if (planStore.note) console.log(`    Not Redis: ${planStore.note}.`);
+  console.log(
+    `    each request runs the customer's plan, read per request: fixedWindow({ name: 'api', limit: ${FREE_LIMIT} or ${PRO_LIMIT}, window: '${PLAN_WINDOW}' }),`,
+  );
+  console.log(
+    '    one name and window for both plans, so one count per customer; limiters made with { overrides: true }.',
+  );
+  const admin =
+    planStore.kind === 'redis'
+      ? 'a 5th process (an admin tool with its own connection)'
+      : 'an admin tool (a 5th limiter on the same store)';
+  console.log(
+    `    ${admin} blocks the abuser with limiter.override(abuser, { limit: 0, until }), then clears it.\n`,
+  );
+  live = await changingLimits({ shared: planStore });
+} finally {
+  await planStore.close();
+}
+const { customer, abuser } = live;
+const stepLabel = {
+  free: `${customer} on free`,
+  upgraded: `billing moves ${customer} to pro`,
+  abuser: `${abuser} on pro`,
+  blocked: `${abuser} blocked by the admin tool`,
+  lifted: 'the admin tool clears the block',
+};
+console.log(
+  table(
+    ['step', 'limit', 'sent', '200', '429', '429 from cache', '200 by server', 'used this minute'],
+    live.steps.map((r) => [
+      stepLabel[r.name],
+      r.limit,
+      r.requests,
+      r.admitted,
+      r.denied,
+      r.cached,
+      r.admittedByNode.join(' + '),
+      r.used,
+    ]),
+  ),
+);
+const { free, upgraded, blocked, lifted } = live.byName;
+console.log(
+  `  => ${customer} used ${free.admitted} of free, then got ${upgraded.admitted} more on pro, not ${PRO_LIMIT}: ${upgraded.used} in the minute, pro's limit.`,
+);
+console.log(
+  `     ${abuser} was denied on every server from its next request (until ${new Date(live.until).toISOString()}), charged nothing while blocked,`,
+);
+const ms = (v) => (v === undefined ? 'never' : `${v.toFixed(1)} ms`);
+if (live.heardMs) {
+  console.log(
+    `     ${blocked.cached} of its ${blocked.denied} 429s while blocked came from the servers' blocked-key caches, without a Redis call;`,
+  );
+  console.log(
+    `     the clear reached those caches on the change feed, ${live.heardMs.map(ms).join(', ')} after it returned (app-1 to app-${NODES}),`,
+  );
+} else {
+  console.log(
+    "     (in-process there is no blocked-key cache: every 429 is the store's, and no change feed);",
+  );
+}
+console.log(
+  `     and from its next request the abuser had pro's room again: ${lifted.admitted} of ${lifted.requests} admitted, ${lifted.used} used in the minute.\n`,
+);
+const expected = {
+  free: [FREE_LIMIT, STEP_REQUESTS.free - FREE_LIMIT, FREE_LIMIT],
+  upgraded: [PRO_LIMIT - FREE_LIMIT, STEP_REQUESTS.upgraded - (PRO_LIMIT - FREE_LIMIT), PRO_LIMIT],
+  abuser: [STEP_REQUESTS.abuser, 0, STEP_REQUESTS.abuser],
+  blocked: [0, STEP_REQUESTS.blocked, STEP_REQUESTS.abuser],
+};
+for (const [name, [admitted, denied, used]] of Object.entries(expected)) {
+  const r = live.byName[name];
+  check(
+    r.admitted === admitted && r.denied === denied && r.used === used,
+    `(5) ${name}: ${r.admitted} admitted, ${r.denied} denied, ${r.used} used; expected ${admitted}, ${denied}, ${used}`,
+  );
+}
+check(
+  lifted.admitted === STEP_REQUESTS.lifted &&
+    lifted.denied === 0 &&
+    lifted.used === STEP_REQUESTS.abuser + STEP_REQUESTS.lifted,
+  `(5) after the clear: ${lifted.admitted} admitted, ${lifted.denied} denied (${lifted.cached} from a cache), ${lifted.used} used`,
+);
+if (live.heardMs) {
+  check(
+    live.heardMs.every((v) => v !== undefined),
+    `(5) not every server heard of the clear on the change feed: ${live.heardMs.map(ms).join(', ')}`,
+  );
+}
+check(
+  live.stored?.limit === 0 && live.stored?.until === live.until && live.cleared === undefined,
+  `(5) the override read back as ${JSON.stringify(live.stored)}, then ${JSON.stringify(live.cleared)}`,
+);
+check(live.fallback === 0, `(5) ${live.fallback} decisions came from the fallback store`);
+for (const r of live.steps) {
+  check(
+    r.ok === r.admitted,
+    `(5) ${r.name}: the client saw ${r.ok} × 200, the servers admitted ${r.admitted}`,
+  );
+}
 
 console.log(`Done in ${secs(performance.now() - started)}.`);
 if (failures.length > 0) {

@@ -40,7 +40,7 @@ function counted(store, count) {
  * before the window turns keeps it in one window (on this machine's clock, which the throw-away
  * redis-server and MemoryStore share).
  */
-async function awayFromSeam(windowMs) {
+export async function awayFromSeam(windowMs) {
   const left = windowMs - (Date.now() % windowMs);
   if (left < 3000) await new Promise((r) => setTimeout(r, left + 20));
 }

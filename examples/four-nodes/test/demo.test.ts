@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 // @ts-expect-error -- plain .mjs without declarations; the demo has no build step on purpose.
+import { changingLimits, STEP_REQUESTS } from '../src/changing-limits.mjs';
+// @ts-expect-error -- see above
 import { HOT_IN_FLIGHT, HOT_LIMIT, hotKey, SLICE_SIZE } from '../src/hot-key.mjs';
 // @ts-expect-error -- see above
 import { fourNodes, LIMIT, NODES, REQUESTS, seams } from '../src/scenarios.mjs';
@@ -132,6 +134,88 @@ describe('four-nodes demo', () => {
       const sliced: HotRun = await hotKey({ shared, size: SLICE_SIZE });
       expectLimitUsedUp(sliced);
       expect(sliced.storeCalls * 10).toBeLessThan(sliced.decisions);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  interface Step {
+    name: string;
+    requests: number;
+    admitted: number;
+    denied: number;
+    cached: number;
+    fallback: number;
+    ok: number;
+    admittedByNode: number[];
+    used: number;
+  }
+  interface LiveRun {
+    until: number;
+    stored: { limit: unknown; until: number } | undefined;
+    cleared: unknown;
+    heardMs: Array<number | undefined> | undefined;
+    steps: Step[];
+  }
+
+  /**
+   * free 10 → pro 100 mid-minute: 10 + 90, not 10 + 100. The abuser: 20 on pro, none of 40 while
+   * blocked (nothing charged), 20 of 20 once cleared, on every server.
+   */
+  function expectLimitsChanged(run: LiveRun): void {
+    expect(
+      run.steps.map((s) => [s.name, s.requests, s.admitted, s.denied, s.used, s.fallback]),
+    ).toEqual([
+      ['free', STEP_REQUESTS.free, 10, STEP_REQUESTS.free - 10, 10, 0],
+      ['upgraded', STEP_REQUESTS.upgraded, 90, STEP_REQUESTS.upgraded - 90, 100, 0],
+      ['abuser', STEP_REQUESTS.abuser, STEP_REQUESTS.abuser, 0, STEP_REQUESTS.abuser, 0],
+      ['blocked', STEP_REQUESTS.blocked, 0, STEP_REQUESTS.blocked, STEP_REQUESTS.abuser, 0],
+      [
+        'lifted',
+        STEP_REQUESTS.lifted,
+        STEP_REQUESTS.lifted,
+        0,
+        STEP_REQUESTS.abuser + STEP_REQUESTS.lifted,
+        0,
+      ],
+    ]);
+    for (const s of run.steps) expect(s.ok).toBe(s.admitted);
+    // The 90 after the upgrade were admitted by all four servers: one count, wherever it lands.
+    const upgraded = run.steps.find((s) => s.name === 'upgraded');
+    for (const n of upgraded?.admittedByNode ?? []) expect(n).toBeGreaterThan(0);
+    expect(run.stored).toEqual({ limit: 0, until: run.until });
+    expect(run.cleared).toBeUndefined();
+  }
+
+  test('(5) plans and overrides on one in-process store', {
+    timeout: BURST_TIMEOUT,
+  }, async () => {
+    const shared = await openSharedStore({ prefer: 'memory' });
+    try {
+      const run: LiveRun = await changingLimits({ shared });
+      expectLimitsChanged(run);
+      expect(run.heardMs).toBeUndefined();
+      for (const s of run.steps) expect(s.cached).toBe(0);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  test("(5) plans and overrides on the demo's store, the block set and cleared from a fifth connection", {
+    timeout: BURST_TIMEOUT,
+  }, async () => {
+    const shared = await openSharedStore();
+    try {
+      expectRedisWhenAvailable(shared);
+      const run: LiveRun = await changingLimits({ shared });
+      expectLimitsChanged(run);
+      if (shared.kind === 'redis') {
+        // Every server heard of the clear on the change feed (its blocked-key cache dropped the
+        // abuser's denial), and none served a cached 429 after it.
+        expect(run.heardMs).toHaveLength(NODES);
+        for (const ms of run.heardMs ?? []) expect(ms).toBeLessThan(1000);
+        expect(run.steps.find((s) => s.name === 'lifted')?.cached).toBe(0);
+      }
     } finally {
       await shared.close();
     }
