@@ -1,4 +1,5 @@
 import { callKeys } from './keys.js';
+import { legacyPolicyId } from './policies/migrate.js';
 import type { StoreCall } from './store-types.js';
 import type { Policy } from './types.js';
 
@@ -21,6 +22,8 @@ export class LimiterCall implements StoreCall {
   declare readonly deadline?: number;
   /** Present (and true) only for a limiter with `overrides`: its calls read the override keys. */
   declare readonly overrides?: boolean;
+  /** Present only for a limiter with `migrateKeys`: its calls read and write the 0.1 keys too. */
+  declare readonly migrate?: '0.1';
 
   constructor(
     readonly policies: readonly Policy[],
@@ -31,9 +34,11 @@ export class LimiterCall implements StoreCall {
     public mode: StoreCall['mode'],
     deadline?: number,
     overrides?: boolean,
+    migrate?: '0.1',
   ) {
     if (deadline !== undefined) (this as { deadline?: number }).deadline = deadline;
     if (overrides === true) (this as { overrides?: boolean }).overrides = true;
+    if (migrate !== undefined) (this as { migrate?: '0.1' }).migrate = migrate;
   }
 
   /** The same call object for the next decision of its limiter (never one with a deadline). */
@@ -47,7 +52,13 @@ export class LimiterCall implements StoreCall {
 
   get keys(): readonly string[] {
     if (this.#keys === undefined) {
-      this.#keys = callKeys(this.prefix, this.identity, this.policies, this.overrides === true);
+      this.#keys = callKeys(
+        this.prefix,
+        this.identity,
+        this.policies,
+        this.overrides === true,
+        this.migrate === undefined ? undefined : this.policies.map(legacyPolicyId),
+      );
     }
     return this.#keys;
   }
@@ -62,6 +73,7 @@ export class LimiterCall implements StoreCall {
       this.mode,
       undefined,
       this.overrides,
+      this.migrate,
     );
   }
 }

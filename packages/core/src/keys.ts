@@ -150,7 +150,8 @@ export function overrideKey(policyKeyOf: string): string {
 
 /**
  * A call's keys: one per policy, in order, then one block key per blocking policy, in order,
- * then, for a limiter with `overrides`, one override key per policy. Policies without
+ * then, for a limiter with `overrides`, one override key per policy, then with `legacyIds`
+ * (`migrateKeys: '0.1'`) each policy's 0.1 key and each blocking policy's 0.1 block key. Policies without
  * `blockFor` add none, so their calls carry exactly the keys they always did.
  */
 export function callKeys(
@@ -158,6 +159,7 @@ export function callKeys(
   encodedIdentity: string,
   policies: readonly { readonly id: string; readonly blockForMs?: number }[],
   overrides = false,
+  legacyIds?: readonly string[],
 ): string[] {
   const n = policies.length;
   const keys = new Array<string>(n);
@@ -165,5 +167,12 @@ export function callKeys(
   for (let i = 0; i < n; i++)
     if (policies[i]!.blockForMs !== undefined) keys.push(blockKey(keys[i]!));
   if (overrides) for (let i = 0; i < n; i++) keys.push(overrideKey(keys[i]!));
+  if (legacyIds !== undefined) {
+    // Migrating keys from 0.1 (StoreCall.migrate): each policy's 0.1 key, then its block key.
+    const first = keys.length;
+    for (let i = 0; i < n; i++) keys.push(policyKey(prefix, encodedIdentity, legacyIds[i]!));
+    for (let i = 0; i < n; i++)
+      if (policies[i]!.blockForMs !== undefined) keys.push(blockKey(keys[first + i]!));
+  }
   return keys;
 }

@@ -20,6 +20,7 @@ const OPTION_NAMES = {
   onDecision: true,
   telemetry: true,
   overrides: true,
+  migrateKeys: true,
 } as const satisfies OptionNames<LimiterOptions>;
 
 export function validatePolicies(policy: unknown): readonly Policy[] {
@@ -119,4 +120,17 @@ function isStore(value: unknown): value is Store {
     typeof s.evaluate === 'function' &&
     typeof s.reset === 'function'
   );
+}
+
+/**
+ * The `migrateKeys` option: `'0.1'` to read and write the keys of 0.1 beside 1.0's
+ * (policies/migrate.ts), undefined (or `false`) for none.
+ */
+export function migrateOption(options: LimiterOptions): '0.1' | undefined {
+  const m = options.migrateKeys;
+  if (m === undefined || m === false) return undefined;
+  if (m !== '0.1') {
+    throw new FloodgateError('INVALID_OPTION', "migrateKeys must be '0.1' or false");
+  }
+  return m;
 }

@@ -123,6 +123,17 @@ export interface LimiterOptions {
    * See docs/changing-limits.md. @default false
    */
   overrides?: boolean;
+  /**
+   * `'0.1'` while a fleet moves from 0.1 to 1.0, whose policy keys have new names and encodings:
+   * each decision reads both the 1.0 key and the 0.1 key of each policy (and of each block),
+   * decides on the stricter state, and writes the result to both, each in its own format, so 0.1
+   * processes still running and 1.0 processes count as one and nobody is admitted a limit's worth
+   * twice. Deploy 1.0 with it on every process; once no 0.1 process is left, remove it (the 0.1
+   * keys then expire on their TTL). Limits must not change while it is set: the 0.1 key's name is
+   * computed from the current limits. Off, calls and scripts are exactly those without it.
+   * docs/algorithms.md, "Migrating keys from 0.1". @default false
+   */
+  migrateKeys?: '0.1' | false;
 }
 
 /**

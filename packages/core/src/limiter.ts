@@ -6,7 +6,7 @@ import { plainDecision } from './decision.js';
 import { FloodgateError, isCallerError, storeError } from './errors.js';
 import { breakerOpen, guarded } from './guarded.js';
 import { callKeys, encodeIdentity, validateIdentity, validatePrefix } from './keys.js';
-import { timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
+import { migrateOption, timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
 import type { Limiter, LimiterOptions } from './limiter-types.js';
 import {
   complainer,
@@ -20,6 +20,7 @@ import {
 import type { OverrideStore } from './override-store.js';
 import type { LimiterWithOverrides } from './override-types.js';
 import { overriddenDecision, overridesOption, withOverrides } from './overrides.js';
+import { legacyPolicyId } from './policies/migrate.js';
 import { refundDecisionOf, refundScope } from './refund.js';
 import { applyShadow, partlyShadowed, shadowMask } from './shadow.js';
 import type { PolicyResult, Store, StoreCall } from './store-types.js';
@@ -72,6 +73,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const policies = validatePolicies(options.policy);
   // Stored per-identity overrides (overrides.ts): read by every decision's store call.
   const overriding = overridesOption(options);
+  // Migrating keys from 0.1 (policies/migrate.ts): every call reads and writes the 0.1 keys too.
+  const migrate = migrateOption(options);
   // `policies` is frozen for callers; V8 (Node 20) reads elements of a frozen array through a
   // generic inline-cache call, so decisions are built from this unfrozen copy.
   const list = policies.slice();
@@ -119,7 +122,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return encodeIdentity(identity);
   };
   // With block keys: a reset lifts the identity's blocks too.
-  const keysOf = (id: string): string[] => callKeys(prefix, id, policies);
+  const keysOf = (id: string): string[] =>
+    callKeys(
+      prefix,
+      id,
+      policies,
+      false,
+      migrate === undefined ? undefined : policies.map(legacyPolicyId),
+    );
 
   /** The decision `onStoreError` makes when the store cannot. */
   async function fallBack(
@@ -167,7 +177,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   let spare =
     sync === undefined
       ? undefined
-      : new LimiterCall(policies, prefix, '', 1, 'limit', undefined, overriding);
+      : new LimiterCall(policies, prefix, '', 1, 'limit', undefined, overriding, migrate);
 
   // Not async: on the in-process path the promise returned is the only one made per decision.
   function run(id: string, cost: number, mode: 'limit' | 'peek'): Promise<Decision> {
@@ -270,6 +280,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       mode,
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
       overriding,
+      migrate,
     );
 
   /** A refund of `charged` only (the enforced policies of a partly shadowed limiter). */
@@ -282,6 +293,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       'refund',
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
       overriding,
+      migrate,
     );
   const charged = refundScope(policies, shadow);
   let waiting: WaitQueues | undefined;

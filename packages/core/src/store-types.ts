@@ -31,6 +31,13 @@ export interface StoreCall {
    * does). Absent otherwise, and the call is exactly what it was before overrides existed.
    */
   readonly overrides?: boolean;
+  /**
+   * `'0.1'` for a limiter made with `migrateKeys: '0.1'`: after the other keys, each policy's
+   * key as 0.1 named it (`legacyPolicyId`), then each blocking policy's 0.1 block key. The call
+   * decides on the stricter state of the two and writes both, each in its release's format
+   * (`evaluateAll`; docs/algorithms.md, "Migrating keys from 0.1"). Absent otherwise.
+   */
+  readonly migrate?: '0.1';
   readonly policies: readonly Policy[];
   /** Positive safe integer, already validated against every policy's capacity. */
   readonly cost: number;

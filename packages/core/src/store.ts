@@ -19,5 +19,6 @@ export { isOverrideStore, type OverrideStore } from './override-store.js';
 export type { PolicyOutcome, PolicyState } from './policies/common.js';
 export { evaluateAll, evaluatePolicy, type StateWrite } from './policies/compose.js';
 export { POLICY_KINDS } from './policies/kinds.js';
+export { legacyPolicyId, type MigrateKeysFrom } from './policies/migrate.js';
 export { MAX_LOG_LIMIT } from './policies/sliding_window_log.js';
 export type { PolicyResult, Store, StoreCall, StoreChange } from './store-types.js';

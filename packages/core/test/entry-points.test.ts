@@ -19,6 +19,7 @@ const STORE_VALUES = [
   'evaluatePolicy',
   'isLeaseStore',
   'isOverrideStore',
+  'legacyPolicyId',
   'overrideKey',
   'policyKey',
   'toDecision',

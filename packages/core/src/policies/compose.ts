@@ -3,6 +3,7 @@ import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { newVerdict, type PolicyOutcome, type PolicyState, toOutcome } from './common.js';
 import type { RefundKernel } from './kinds.js';
+import { foldWrites, mergedStates, mirroredWrites } from './migrate.js';
 import { POLICY_TABLE } from './table.js';
 
 /**
@@ -121,6 +122,11 @@ export function shadowingOf(policies: readonly Policy[]): boolean[] | undefined 
  * and its result says so (`override`); one with limit 0 blocks as a running block does, until
  * `until`. Nothing is written to an override key.
  *
+ * Migrating keys from 0.1 (`call.migrate`: after the override keys, each policy's 0.1 key, then
+ * each blocking policy's 0.1 block key): each policy decides on the stricter of its two states
+ * and each block runs to the later until (`mergedStates`, policies/migrate.ts), and every write
+ * goes to both keys (`mirroredWrites`).
+ *
  * Shadowed policies beside enforced ones (`shadowingOf`): the enforced policies decide, charge
  * and set blocks exactly as if the shadowed ones were absent; the shadowed ones are charged (and
  * set their blocks) as if every policy were enforced, so their counts predict enforcement.
@@ -143,6 +149,25 @@ export function shadowingOf(policies: readonly Policy[]): boolean[] | undefined 
  * ```
  */
 export function evaluateAll(
+  call: StoreCall,
+  states: readonly (PolicyState | undefined)[],
+  now: number,
+): { results: PolicyResult[]; writes: StateWrite[] } {
+  if (call.migrate === undefined) return decideAll(call, states, now);
+  const merged = mergedStates(call, states, now);
+  const r = decideAll(call, merged, now);
+  // The decision's writes go to both keys; a state folded from a 0.1 key, to the 1.0 key only.
+  const writes = mirroredWrites<StateWrite>(call, r.writes, undefined);
+  return { results: r.results, writes: foldWrites(call, states, merged, writes, now, resetAfter) };
+}
+
+/** The time until `state` is empty: a folded state's TTL (policies/migrate.ts `foldWrites`). */
+function resetAfter(policy: Policy, state: PolicyState | undefined, now: number): number {
+  return evaluatePolicy(policy, state, now, 1).resetAfterMs;
+}
+
+/** `evaluateAll` on the call's keys other than 0.1 ones. */
+function decideAll(
   call: StoreCall,
   states: readonly (PolicyState | undefined)[],
   now: number,

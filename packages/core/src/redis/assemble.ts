@@ -4,6 +4,7 @@
 import { LUA_SOURCES } from '../lua.generated.js';
 import type { PolicyKind } from '../policies/kinds.js';
 import { POLICY_TABLE } from '../policies/table.js';
+import { mirror, premerge } from './assemble-migrate.js';
 import {
   overrideBlocks,
   overrideFields,
@@ -106,6 +107,7 @@ export function callBody(
   at: Layout,
   shadowing: readonly boolean[] = [],
   overrides = false,
+  migrate = false,
 ): string[] {
   const out = [
     section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
@@ -135,8 +137,17 @@ export function callBody(
   };
   const fill = (f: Fragment, body: string, i: number) =>
     body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
+  // Migrating keys from 0.1 (assemble-migrate.ts): each policy's 0.1 key, then each blocking
+  // policy's 0.1 block key, after the override keys.
+  const nBlocking = blocking.filter(Boolean).length;
+  const legacyFirst = kinds.length + nBlocking + (overrides ? kinds.length : 0) + 1;
+  const legacyKey = (i: number) => at.key(legacyFirst + i);
+  const baseArg = (i: number) => (j: number) => at.arg(bases[i]! + j);
+  const mirrored = (i: number) =>
+    migrate ? mirror(kinds[i]!, at.key(i + 1), legacyKey(i), baseArg(i)) : [];
   fragments.forEach((f, i) => {
     const n = i + 1;
+    if (migrate) out.push(...premerge(kinds[i]!, at.key(n), legacyKey(i), baseArg(i)));
     out.push(
       `local ok${n}, rem${n}, rst${n}, rty${n}, dly${n}, nrem${n}, ttl${n} = false, 0, 0, 0, 0, 0, 0`,
       `local wa${n}, wb${n}, ws${n}`,
@@ -144,21 +155,40 @@ export function callBody(
       `local key = ${at.key(n)}`,
       ...paramsOf(f, i, `${f.eval}\n${f.refund}`),
       fill(f, f.eval, i),
+      // A premerged key may hold a string form: no INCRBY on it.
+      ...(migrate && f.write.includes("'INCRBY'") ? [`ws${n} = nil`] : []),
       // limiter.refund: the fragment's @refund, on the state its @eval just read.
       `if mode == 'refund' then`,
       fill(f, f.refund, i),
+      ...mirrored(i),
       'end',
       'end',
     );
   });
   // Penalties (compose.lua): the block key of each blocking policy, after the policies' keys.
   const blocks = blockLayout(kinds.length, blocking, next);
+  if (migrate) {
+    blocks.forEach((b, j) => {
+      b.legacy = legacyFirst + kinds.length + j;
+    });
+  }
   for (const b of blocks) {
     const n = b.policy + 1;
     out.push(
       `local blk${n} = 0`,
       'do',
       `local u = redis.call('GET', ${at.key(b.key)})`,
+      ...(b.legacy === undefined
+        ? []
+        : [
+            `local u2 = redis.call('GET', ${at.key(b.legacy)})`,
+            // A block a 0.1 process set is folded onto the 1.0 block key (assemble-migrate.ts).
+            'if u2 and (not u or tonumber(u2) > tonumber(u)) then',
+            'u = u2',
+            `local px = redis.call('PTTL', ${at.key(b.legacy)})`,
+            `if px > 0 then redis.call('SET', ${at.key(b.key)}, u2, 'PX', px) end`,
+            'end',
+          ]),
       'if u then',
       'local left = tonumber(u) - t',
       `if left > 0 then blk${n} = left end`,
@@ -194,6 +224,7 @@ export function callBody(
     ...paramsOf(f, i, f.write),
     fill(f, f.write, i),
     'end',
+    ...mirrored(i),
   ];
   if (shadowing.some(Boolean)) {
     out.push(...mixedTail(fragments, blocks, holds, shadowing, at, write, reply));
@@ -216,7 +247,7 @@ export function callBody(
   return out;
 }
 
-type Block = { policy: number; key: number; arg: number };
+type Block = { policy: number; key: number; arg: number; legacy?: number };
 
 /** The replies of a call that charged nothing: a peek's (with its delays), and a denial's. */
 function uncharged(reply: (fields: (n: number) => string) => string): string[] {
@@ -237,6 +268,9 @@ function penalties(blocks: readonly Block[], at: Layout): string[] {
       `if not ok${n} then`,
       `local ms = tonumber(${at.arg(b.arg)})`,
       `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms)`,
+      ...(b.legacy === undefined
+        ? []
+        : [`redis.call('SET', ${at.key(b.legacy)}, t + ms, 'PX', ms)`]),
       `rem${n} = 0`,
       `rst${n}, rty${n} = math.max(rst${n}, ms), math.max(rty${n}, ms)`,
       'end',
@@ -318,6 +352,7 @@ export function label(
   blocking: readonly boolean[],
   shadowing: readonly boolean[] = [],
   overrides = false,
+  migrate = false,
 ): string {
   const list = kinds
     .map(
@@ -325,7 +360,8 @@ export function label(
         `${k}${blocking[i] === true ? ' (blockFor)' : ''}${shadowing[i] === true ? ' (shadow)' : ''}`,
     )
     .join(' + ');
-  return overrides ? `${list}, with overrides` : list;
+  const text = overrides ? `${list}, with overrides` : list;
+  return migrate ? `${text}, migrating keys from 0.1` : text;
 }
 
 /**
@@ -338,11 +374,12 @@ export function assembleScript(
   blocking: readonly boolean[] = [],
   shadowing: readonly boolean[] = [],
   overrides = false,
+  migrate = false,
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing, overrides)}`;
+  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing, overrides, migrate)}`;
   const out = [head, ...helpersFor(fragments)];
-  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing, overrides));
+  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing, overrides, migrate));
   return `${out.join('\n')}\n`;
 }
 

@@ -34,6 +34,11 @@ const MAX_POLICIES = 16;
 const compiled = new Map<string, LimitScript>();
 const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
 const overridingByPolicies = new WeakMap<readonly Policy[], LimitScript>();
+// Limiters with `migrateKeys` (never batched: see RedisStore), with and without overrides.
+const migratingByPolicies = [
+  new WeakMap<readonly Policy[], LimitScript>(),
+  new WeakMap<readonly Policy[], LimitScript>(),
+];
 
 /**
  * The one-call or the batch script for these kinds with its SHA-1, assembled once per process.
@@ -46,8 +51,9 @@ export function compileScript(
   blocking: readonly boolean[] = [],
   shadowing: readonly boolean[] = [],
   overrides = false,
+  migrate = false,
 ): LimitScript {
-  const signature = `${variant}:${label(kinds, blocking, shadowing, overrides)}`;
+  const signature = `${variant}:${label(kinds, blocking, shadowing, overrides, migrate)}`;
   let script = compiled.get(signature);
   if (script === undefined) {
     if (kinds.length > MAX_POLICIES) {
@@ -55,7 +61,7 @@ export function compileScript(
     }
     const source =
       variant === 'one'
-        ? assembleScript(kinds, blocking, shadowing, overrides)
+        ? assembleScript(kinds, blocking, shadowing, overrides, migrate)
         : assembleBatchScript(kinds, blocking, shadowing, overrides);
     script = { source, sha1: sha1Hex(source) };
     compiled.set(signature, script);
@@ -93,8 +99,17 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  * const { results } = decodeScriptReply(reply, call.policies.length, call.overrides);
  * ```
  */
-export function scriptFor(policies: readonly Policy[], overrides = false): LimitScript {
-  const cache = overrides ? overridingByPolicies : byPolicies;
+export function scriptFor(
+  policies: readonly Policy[],
+  overrides = false,
+  migrate?: '0.1',
+): LimitScript {
+  const cache =
+    migrate !== undefined
+      ? migratingByPolicies[overrides ? 1 : 0]!
+      : overrides
+        ? overridingByPolicies
+        : byPolicies;
   let script = cache.get(policies);
   if (script === undefined) {
     script = compileScript(
@@ -103,6 +118,7 @@ export function scriptFor(policies: readonly Policy[], overrides = false): Limit
       blockingOf(policies),
       shadowingOf(policies) ?? [],
       overrides,
+      migrate !== undefined,
     );
     cache.set(policies, script);
   }
