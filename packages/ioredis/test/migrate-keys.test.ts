@@ -1,9 +1,9 @@
 // Migrating keys from 0.1 (`migrateKeys: '0.1'`; docs/algorithms.md, "Migrating keys from 0.1").
-// A "0.1 process" here decides exactly as 0.1 did: it reads the policy's 0.1 key (named by the
-// hash of every parameter), decodes 0.1's format (the limit in the radix), runs the kernel (for a
-// limit that does not change, 0.1's arithmetic) and writes the state back in 0.1's format. The
-// 0.1 codecs below are those of `git show HEAD~1:packages/core/src/policies/*.lua`, written out
-// in BigInt, independently of the script.
+// A "0.1 process" here is 0.1 itself: its limit script (test/fixtures), on the policy's 0.1 key
+// (named by the hash of every parameter, `legacyPolicyId`), in 0.1's format (the limit in the
+// radix). `decodeLegacy` reads that format in BigInt, independently of every script.
+
+import { readFileSync } from 'node:fs';
 import {
   createLimiter,
   fixedWindow,
@@ -14,7 +14,7 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import { scriptFor } from '@floodgate/core/redis';
+import { encodeScriptArgs, scriptFor } from '@floodgate/core/redis';
 import {
   encodeIdentity,
   evaluateAll,
@@ -41,31 +41,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const TWO53 = 2n ** 53n;
-
-/** A state in 0.1's format (fixed_window.lua, sliding_window.lua, quota.lua, token_bucket.lua of 0.1). */
-function encodeLegacy(p: Policy, s: PolicyState): string {
-  const L1 = BigInt(p.params[0]!) + 1n;
-  switch (p.kind) {
-    case 'fixedWindow': {
-      const v = (BigInt(s[0]!) / BigInt(p.windowMs)) * L1 + BigInt(s[1]!);
-      return v < TWO53 ? String(v) : `${s[0]}:${s[1]}`;
-    }
-    case 'quota': {
-      const v = (BigInt(s[0]!) / 60_000n) * L1 + BigInt(s[1]!);
-      return s[0]! % 60_000 === 0 && v < TWO53 ? String(v) : `${s[0]}:${s[1]}`;
-    }
-    case 'slidingWindow': {
-      const v = ((BigInt(s[0]!) / BigInt(p.windowMs)) * L1 + BigInt(s[1]!)) * L1 + BigInt(s[2]!);
-      return v < TWO53 ? String(v) : `${s[0]}:${s[1]}:${s[2]}`;
-    }
-    default: {
-      // Buckets: ticks in the policy's own ticks per ms (a fixed limit: the writer's).
-      const v = BigInt(s[0]!) * BigInt(p.params[2]!) + BigInt(s[1]!);
-      return v < TWO53 ? String(v) : `${s[0]}:${s[1]}`;
-    }
-  }
-}
+// The limit scripts of 0.1, one per kind, as 0.1's own assembler wrote them.
+const SCRIPTS_01 = JSON.parse(
+  readFileSync(new URL('./fixtures/floodgate-0.1-scripts.json', import.meta.url), 'utf8'),
+) as Record<string, string>;
 
 function decodeLegacy(p: Policy, raw: string | null): PolicyState | undefined {
   if (raw === null) return undefined;
@@ -88,20 +67,11 @@ function decodeLegacy(p: Policy, raw: string | null): PolicyState | undefined {
   }
 }
 
-async function readLog(key: string): Promise<PolicyState | undefined> {
-  const flat = await redis.zrange(key, 0, -1, 'WITHSCORES');
-  if (flat.length === 0) return undefined;
-  const s: number[] = [];
-  for (let i = 0; i < flat.length; i += 2) {
-    const [before, cost] = flat[i]!.split(':').map(Number);
-    s.push(Number(flat[i + 1]), before!, cost!);
-  }
-  return s;
-}
-
 /**
- * One decision of a 0.1 process on Redis: its key, its format, its arithmetic. Returns whether
- * it admitted and the state it wrote (undefined: none).
+ * One decision of a 0.1 process on Redis: 0.1's own script for the policy's kind (assembled by
+ * 0.1's code at 5f707f4, test/fixtures/floodgate-0.1-scripts.json) on the policy's 0.1 key, its
+ * ARGV laid out as today's (mode, cost, now, deadline, params, a quota's period ends: unchanged
+ * since 0.1).
  */
 async function legacyDecide(
   prefix: string,
@@ -109,22 +79,16 @@ async function legacyDecide(
   p: Policy,
   now: number,
   cost = 1,
-): Promise<{ allowed: boolean; next: PolicyState | undefined }> {
+): Promise<{ allowed: boolean }> {
   const key = policyKey(prefix, encodeIdentity(identity), legacyPolicyId(p));
-  const state =
-    p.kind === 'slidingWindowLog' ? await readLog(key) : decodeLegacy(p, await redis.get(key));
-  const o = evaluatePolicy(p, state, now, cost);
-  if (!o.allowed) return { allowed: false, next: undefined };
-  const next = o.next!;
-  const ttl = Math.max(1, o.nextResetAfterMs);
-  if (p.kind === 'slidingWindowLog') {
-    const m = redis.multi().del(key);
-    for (let i = 0; i < next.length; i += 3) m.zadd(key, next[i]!, `${next[i + 1]}:${next[i + 2]}`);
-    await m.pexpire(key, ttl).exec();
-  } else {
-    await redis.set(key, encodeLegacy(p, next), 'PX', ttl);
-  }
-  return { allowed: true, next };
+  const call: StoreCall = { keys: [key], policies: [p], cost, mode: 'limit' };
+  const reply = (await redis.eval(
+    SCRIPTS_01[p.kind]!,
+    1,
+    key,
+    ...encodeScriptArgs(call, now),
+  )) as unknown[];
+  return { allowed: reply[0] === 1 };
 }
 
 const KINDS = [
