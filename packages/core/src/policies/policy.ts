@@ -40,9 +40,9 @@ function policyId(
   calendar?: Calendar,
 ): string {
   // JSON keeps the fields apart whatever a name holds, and its leading '[' keeps every input
-  // apart from the ids of earlier releases (`<kind>:<params>`), which hashed the limits: an old
-  // process and a new one never read each other's keys (their encodings differ) during a rolling
-  // deploy.
+  // apart from the ids of earlier releases (`<kind>:<params>`, policies/migrate.ts
+  // `legacyPolicyId`), which hashed the limits: a 0.1 key is read by 1.0 only with
+  // `migrateKeys: '0.1'`, which decodes it in 0.1's format.
   const what = JSON.stringify([
     row.kind,
     windowMs,
