@@ -15,7 +15,16 @@ import { POLICY_TABLE } from './table.js';
 type Write = { state: PolicyState; ttlMs: number } | null | undefined;
 type Evaluate = (policy: Policy, state: PolicyState | undefined, now: number) => number;
 
-/** The releases whose keys a limiter can migrate from. */
+/**
+ * The releases whose keys a limiter can migrate from (`migrateKeys`, `StoreCall.migrate`).
+ * @example
+ * ```ts
+ * import type { MigrateKeysFrom, StoreCall } from '@floodgate/core/store';
+ *
+ * const from: MigrateKeysFrom = '0.1';
+ * const migrating = (call: StoreCall): boolean => call.migrate === from;
+ * ```
+ */
 export type MigrateKeysFrom = '0.1';
 
 const LEGACY = new WeakMap<Policy, string>();
@@ -25,6 +34,15 @@ const LEGACY = new WeakMap<Policy, string>();
  * `<kind>:<params joined by ':'>` (and `:<per>:<timeZone>` for a quota), the very string 0.1's
  * `policyId` hashed. The parameters are today's, so they must be the ones the 0.1 fleet runs:
  * limits must not change during a migration.
+ * @example
+ * The 0.1 key a limiter with `migrateKeys: '0.1'` reads beside the 1.0 key.
+ * ```ts
+ * import { fixedWindow } from '@floodgate/core';
+ * import { encodeIdentity, legacyPolicyId, policyKey } from '@floodgate/core/store';
+ *
+ * const policy = fixedWindow({ limit: 100, window: '1m' });
+ * const key = policyKey('api', encodeIdentity('user_42'), legacyPolicyId(policy)); // 'api:{user_42}:fw:NiKzO'
+ * ```
  */
 export function legacyPolicyId(policy: Policy): string {
   let id = LEGACY.get(policy);
