@@ -321,6 +321,11 @@ describe('migrateKeys: the Lua against the reference (evaluateAll), on random tr
       slidingWindowLog({ limit: 4, window: '30s' }),
       slidingWindow({ limit: 5, window: '20s' }),
     ],
+    // A shadowed policy beside enforced ones: charged apart, mirrored as well.
+    () => [
+      tokenBucket({ limit: 4, interval: '1m', shadow: true }),
+      fixedWindow({ limit: 6, window: '1m', blockFor: '20s' }),
+    ],
   ];
 
   for (const [n, make] of POLICIES.entries()) {
@@ -412,5 +417,21 @@ describe('migrateKeys off: the scripts and calls are those of 1.0', () => {
     // Policies' keys, the block key, then the two 0.1 keys and the 0.1 block key.
     expect(migrating.source).toContain("redis.call('GET', KEYS[4])");
     expect(migrating.source).toContain("redis.call('GET', KEYS[6])");
+  });
+
+  it('the largest script (16 policies, every kind, blocks, overrides, shadow) loads', async () => {
+    const makers = [
+      (i: number) => fixedWindow({ limit: 5, window: 1000 + i, blockFor: '1m' }),
+      (i: number) => slidingWindow({ limit: 5, window: 1000 + i }),
+      (i: number) => slidingWindowLog({ limit: 5, window: 1000 + i, blockFor: '1s' }),
+      (i: number) => tokenBucket({ limit: 5, interval: 1000 + i, shadow: i % 2 === 0 }),
+      (i: number) => leakyBucket({ limit: 5, interval: 1000 + i, queue: 2 }),
+      (i: number) => quota({ limit: 5, per: 'day', name: `q${i}` }),
+    ];
+    const policies = Array.from({ length: 16 }, (_, i) => makers[i % makers.length]!(i));
+    for (const overrides of [false, true]) {
+      const { source, sha1 } = scriptFor(policies, overrides, '0.1');
+      expect(await redis.script('LOAD', source)).toBe(sha1);
+    }
   });
 });
