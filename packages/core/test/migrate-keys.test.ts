@@ -12,7 +12,7 @@ import {
 } from '../src/index.js';
 import { callKeys } from '../src/keys.js';
 import { legacyPolicyId } from '../src/policies/migrate.js';
-import { scriptFor } from '../src/redis/lua.js';
+import { compileScript, scriptFor } from '../src/redis/lua.js';
 import { evaluateAll, type StoreCall } from '../src/store.js';
 import { MapStore } from './map-store.js';
 
@@ -108,5 +108,39 @@ describe('migrate calls', () => {
     expect(store.states.get(`floodgate:{u}:${legacyPolicyId(policy)}`)).toEqual([1_000, 1]);
     expect(store.states.get(`floodgate:{u}:${policy.id}`)).toEqual([1_000, 1]);
     createLimiter({ store, policy, migrateKeys: false });
+  });
+
+  // The SHA-1s these scripts had before migrateKeys existed (42ca586): byte for byte the same.
+  it('without the option: the scripts of blocks, overrides and shadows are byte for byte those of before', () => {
+    const K = [
+      'fixedWindow',
+      'slidingWindow',
+      'slidingWindowLog',
+      'tokenBucket',
+      'leakyBucket',
+      'quota',
+    ] as const;
+    const all = K.map(() => true);
+    const mixed = ['tokenBucket', 'fixedWindow'] as const;
+    const sha = (
+      v: 'one' | 'batch',
+      ...a: Parameters<typeof compileScript> extends [unknown, ...infer R] ? R : never
+    ) => compileScript(v, ...a).sha1;
+    expect(sha('one', [...K], all)).toBe('683470c36767aeaff98996438522f07894f75221');
+    expect(sha('one', [...K], all, [], true)).toBe('d32657e40d2b4db3898314ea4e98729c72ab60db');
+    expect(sha('one', [...mixed], [false, true], [true, false])).toBe(
+      'e4bfd94ac4a69017e9b4a8881888f96d735b93d6',
+    );
+    expect(sha('one', [...mixed], [false, true], [true, false], true)).toBe(
+      'f569c182461238e1cba47e2d4b26fa86a68ffb0b',
+    );
+    expect(sha('batch', [...K], all)).toBe('e528b287ec7cdbfa3c25f72e7e33bcdb1167f725');
+    expect(sha('batch', [...K], all, [], true)).toBe('3bf734e37843c30c2ceb5732372d1f06a4252365');
+    expect(sha('batch', [...mixed], [false, true], [true, false])).toBe(
+      '7776ce4b8c0dbcc44cbe3e18762c3ec713b760eb',
+    );
+    expect(sha('batch', [...mixed], [false, true], [true, false], true)).toBe(
+      'a98dcce8f2eaee4993436915f6489b501d222e63',
+    );
   });
 });
