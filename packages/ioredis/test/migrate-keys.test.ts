@@ -434,4 +434,74 @@ describe('migrateKeys off: the scripts and calls are those of 1.0', () => {
       expect(await redis.script('LOAD', source)).toBe(sha1);
     }
   });
+
+  it("with overrides: every decision as the reference's, overrides set at random", async () => {
+    const random = rng(777);
+    const policies = [
+      tokenBucket({ limit: 7, interval: '1m' }),
+      fixedWindow({ limit: 6, window: '1m', blockFor: '20s' }),
+    ];
+    const relimit = (i: number, limit: number): Policy =>
+      i === 0
+        ? tokenBucket({ limit, interval: '1m' })
+        : fixedWindow({ limit, window: '1m', blockFor: '20s' });
+    const prefix = 'diff-ovr';
+    const id = 'ident';
+    let now = Date.UTC(2026, 11, 7, 0, 0, 0) + 123;
+    const store = new IoRedisStore(redis, { clock: 'client', now: () => now, batch: false });
+    const own = policies.map((p) => policyKey(prefix, id, p.id));
+    const old = policies.map((p) => policyKey(prefix, id, legacyPolicyId(p)));
+    const keys = [...own, `${own[1]}:blk`, ...own.map((k) => `${k}:ovr`), ...old, `${old[1]}:blk`];
+    const model = new Map<string, PolicyState>();
+    for (let step = 0; step < 300; step++) {
+      now += Math.floor(random() * random() * 30_000);
+      const r = random();
+      if (r < 0.1) {
+        // An override of one policy: another limit (0 blocks) until some time ahead.
+        const i = Math.floor(random() * 2);
+        const limit = [0, 1, 3, 20, 50][Math.floor(random() * 5)]!;
+        const params = (limit === 0 ? policies[i]! : relimit(i, limit)).params;
+        const state = [
+          now + Math.floor(random() * 120_000),
+          limit,
+          ...params.slice(0, i === 0 ? 3 : 2),
+        ];
+        model.set(`${own[i]}:ovr`, state);
+        await redis.set(`${own[i]}:ovr`, state.join(' '));
+      } else if (r < 0.35) {
+        const i = Math.floor(random() * 2);
+        const p = policies[i]!;
+        const ref = evaluatePolicy(p, model.get(old[i]!), now, 1);
+        const d = await legacyDecide(prefix, id, p, now);
+        expect(d.allowed, `step ${step} 0.1`).toBe(ref.allowed);
+        if (ref.allowed) model.set(old[i]!, ref.next!);
+      } else {
+        const mode: StoreCall['mode'] = random() < 0.85 ? 'limit' : 'refund';
+        const call: StoreCall = {
+          keys,
+          policies,
+          cost: 1,
+          mode,
+          overrides: true,
+          migrate: '0.1',
+          identity: id,
+          prefix,
+        };
+        const ref = evaluateAll(
+          call,
+          keys.map((k) => model.get(k)),
+          now,
+        );
+        const got = await store.evaluate(call);
+        expect(strip(got), `step ${step} ${mode}`).toEqual(strip(ref.results));
+        ref.writes.forEach((w, i) => {
+          if (w === null) model.delete(keys[i]!);
+          else if (w !== undefined) model.set(keys[i]!, w.state);
+        });
+      }
+      const m = redis.multi();
+      for (const k of keys) m.pexpire(k, 3_600_000_000);
+      await m.exec();
+    }
+  });
 });
