@@ -13,6 +13,7 @@
  * const jitter: Jitter = 'equal';
  * const api = withRetry(fetch, { jitter, baseDelayMs: 500 });
  * ```
+ * @public
  */
 export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 

@@ -11,6 +11,7 @@ import { checkNames } from './option-names.js';
  * const options: RetryBudgetOptions = { maxTokens: 10, tokenRatio: 0.05 };
  * const budget = createRetryBudget(options);
  * ```
+ * @public
  */
 export interface RetryBudgetOptions {
   /**
@@ -39,6 +40,7 @@ export interface RetryBudgetOptions {
  * // Worth a gauge: at half of maxTokens or below, nothing is retried.
  * console.log(`retry budget: ${budget.tokens}/${budget.maxTokens}`);
  * ```
+ * @public
  */
 export class RetryBudget {
   readonly maxTokens: number;
@@ -88,6 +90,7 @@ export class RetryBudget {
  * const api = withRetry(fetch, { budget });
  * const search = withRetry(fetch, { budget }); // same budget: one outage, one allowance
  * ```
+ * @public
  */
 export function createRetryBudget(options?: RetryBudgetOptions): RetryBudget {
   return new RetryBudget(options);

@@ -13,6 +13,7 @@
  * declare const error: unknown;
  * if (isRetryError(error)) console.error(messages[error.code]);
  * ```
+ * @public
  */
 export type RetryErrorCode =
   | 'INVALID_OPTION'
@@ -37,6 +38,7 @@ const BRAND = Symbol.for('floodgate.client.error');
  *   if (error instanceof RetryError) console.error(error.code); // 'INVALID_OPTION'
  * }
  * ```
+ * @public
  */
 export class RetryError extends Error {
   readonly code: RetryErrorCode;
@@ -62,6 +64,7 @@ export class RetryError extends Error {
  * declare const error: RetryDeadlineError;
  * console.warn(describe(error));
  * ```
+ * @public
  */
 export interface RetryErrorDetails {
   /** The delay that was asked for (server delay or backoff), in ms. */
@@ -87,6 +90,7 @@ export interface RetryErrorDetails {
  *   console.warn(`asked to wait ${error.delayMs} ms; we wait at most ${error.maxDelayMs} ms`);
  * }
  * ```
+ * @public
  */
 export class RetryDelayTooLongError extends RetryError {
   readonly delayMs: number;
@@ -122,6 +126,7 @@ export class RetryDelayTooLongError extends RetryError {
  *   console.warn(`no answer within ${error.deadlineMs} ms (${error.attempt} attempts)`);
  * }
  * ```
+ * @public
  */
 export class RetryDeadlineError extends RetryError {
   readonly delayMs: number;
@@ -161,6 +166,7 @@ export class RetryDeadlineError extends RetryError {
  *   console.warn(`not retried (${error.response?.status}): open the stream again and resend`);
  * }
  * ```
+ * @public
  */
 export class RetryBodyNotReplayableError extends RetryError {
   readonly attempt: number;
@@ -200,6 +206,7 @@ function branded(value: unknown): value is RetryError {
  *   console.warn(`gave up (${error.code}): ${error.message}`);
  * }
  * ```
+ * @public
  */
 export function isRetryError(value: unknown): value is RetryError {
   return branded(value);
@@ -216,6 +223,7 @@ export function isRetryError(value: unknown): value is RetryError {
  *   console.warn(`busy: try again in ${Math.ceil(error.delayMs / 1000)} s`);
  * }
  * ```
+ * @public
  */
 export function isRetryDelayTooLongError(value: unknown): value is RetryDelayTooLongError {
   return branded(value) && value.code === 'DELAY_TOO_LONG';
@@ -232,6 +240,7 @@ export function isRetryDelayTooLongError(value: unknown): value is RetryDelayToo
  *   console.warn(`gave up after ${error.attempt} attempts (deadline ${error.deadlineMs} ms)`);
  * }
  * ```
+ * @public
  */
 export function isRetryDeadlineError(value: unknown): value is RetryDeadlineError {
   return branded(value) && value.code === 'DEADLINE_EXCEEDED';
@@ -246,6 +255,7 @@ export function isRetryDeadlineError(value: unknown): value is RetryDeadlineErro
  * declare const error: unknown;
  * if (isRetryBodyNotReplayableError(error)) console.warn(error.message);
  * ```
+ * @public
  */
 export function isRetryBodyNotReplayableError(
   value: unknown,
@@ -267,6 +277,7 @@ export function isRetryBodyNotReplayableError(
  *   if (result.status === 429) throw new RetryLater(result.retryAfterMs);
  * }, { maxDelayMs: 30_000 });
  * ```
+ * @public
  */
 export class RetryLater extends Error {
   readonly delayMs: number;

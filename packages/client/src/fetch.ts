@@ -21,6 +21,7 @@ import { sleep } from './sleep.js';
  * };
  * const api = withRetry(authed);
  * ```
+ * @public
  */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -39,6 +40,7 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
  * };
  * const api = withRetry(fetch, options);
  * ```
+ * @public
  */
 export interface FetchRetryOptions extends RetryOptions {
   /**
@@ -213,6 +215,7 @@ async function release(response: Response): Promise<void> {
  * const api = withRetry(fetch, { maxDelayMs: 30_000, pacing: true });
  * const res = await api('https://api.example.com/items', { signal: AbortSignal.timeout(60_000) });
  * ```
+ * @public
  */
 export function withRetry(
   fetchFn: FetchLike = globalThis.fetch,
@@ -235,6 +238,7 @@ export function withRetry(
  * const res = await fetchWithRetry('https://api.example.com/items', undefined, { retries: 5 });
  * const items: unknown = await res.json();
  * ```
+ * @public
  */
 export async function fetchWithRetry(
   input: string | URL | Request,

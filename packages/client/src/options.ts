@@ -17,6 +17,7 @@ import type { DelaySource } from './server-delay.js';
  *   onRetry: ({ reason }) => void retries.set(reason, (retries.get(reason) ?? 0) + 1),
  * });
  * ```
+ * @public
  */
 export type RetryReason = 'status' | 'network-error' | 'error' | 'retry-later';
 
@@ -32,6 +33,7 @@ export type RetryReason = 'status' | 'network-error' | 'error' | 'retry-later';
  * }
  * const api = withRetry(fetch, { onRetry: logRetry });
  * ```
+ * @public
  */
 export interface RetryEvent {
   /** The attempt that just failed, 1-based. */
@@ -60,6 +62,7 @@ export interface RetryEvent {
  * const patient: RetryOptions = { retries: 8, deadlineMs: 120_000, onMaxDelay: 'clamp' };
  * await retry(syncInventory, patient);
  * ```
+ * @public
  */
 export interface RetryOptions {
   /**

@@ -12,6 +12,7 @@ import { serverNow } from './server-delay.js';
  * const options: PacerOptions = { maxOrigins: 50 };
  * const pacer = createPacer(options);
  * ```
+ * @public
  */
 export interface PacerOptions {
   /**
@@ -53,6 +54,7 @@ interface Origin {
  * const res = await fetch(`${origin}/items`);
  * pacer.observe(origin, slot.seq, res.headers, Date.now());
  * ```
+ * @public
  */
 export interface PaceSlot {
   readonly waitMs: number;
@@ -73,6 +75,7 @@ export interface PaceSlot {
  * const search = withRetry(fetch, { pacing: pacer });
  * const upload = withRetry(fetch, { pacing: pacer, retries: 1 });
  * ```
+ * @public
  */
 export class Pacer {
   readonly #origins = new Map<string, Origin>();
@@ -157,6 +160,7 @@ export class Pacer {
  * const api = withRetry(fetch, { pacing: pacer });
  * const admin = withRetry(fetch, { pacing: pacer, retries: 0 }); // same quota, paced together
  * ```
+ * @public
  */
 export function createPacer(options?: PacerOptions): Pacer {
   return new Pacer(options);

@@ -15,6 +15,7 @@ import { type RetryOptions, resolveOptions } from './options.js';
  * };
  * await retry(connect, options);
  * ```
+ * @public
  */
 export interface RetryFnOptions extends RetryOptions {
   /**
@@ -37,6 +38,7 @@ export interface RetryFnOptions extends RetryOptions {
  * }
  * const report = await retry(loadReport, { deadlineMs: 60_000 });
  * ```
+ * @public
  */
 export interface RetryContext {
   /** 1-based. */
@@ -68,6 +70,7 @@ function laterDelay(error: unknown): number | undefined {
  *   return res.job;
  * }, { retries: 5, deadlineMs: 30_000 });
  * ```
+ * @public
  */
 export async function retry<T>(
   fn: (context: RetryContext) => T | Promise<T>,

@@ -9,6 +9,7 @@ import { parseRateLimitHeaders, parseRetryAfter } from '@floodgate/core/headers'
  * declare const response: Response;
  * const source: DelaySource = serverDelay(response.headers)?.source ?? 'backoff';
  * ```
+ * @public
  */
 export type DelaySource =
   | 'retry-after'
@@ -30,6 +31,7 @@ export type DelaySource =
  * }
  * describe(serverDelay(new Headers({ 'retry-after': '3' }))); // 'wait 3000 ms (retry-after)'
  * ```
+ * @public
  */
 export interface ServerDelay {
   readonly delayMs: number;
@@ -58,6 +60,7 @@ const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
  * serverDelay(new Headers({ ratelimit: '"api";r=0;t=12' })); // { delayMs: 12000, source: 'ratelimit-draft-8' }
  * serverDelay(new Headers()); // undefined
  * ```
+ * @public
  */
 export function serverDelay(
   headers: Headers,

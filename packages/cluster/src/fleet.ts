@@ -19,6 +19,7 @@ import type { Shard } from './shards.js';
  *   console.error(`limiter fleet is mixed on ${e.shards.map((s) => s.name).join(', ')}`);
  * const store = new ShardedStore(shards, { fleetCheck: { onMixedFleet: page } });
  * ```
+ * @public
  */
 export interface MixedFleetEvent {
   /** This process's topology (`ShardedStore.fingerprint`). */
@@ -41,6 +42,7 @@ export interface MixedFleetEvent {
  *
  * const fleetCheck: FleetCheckOptions = { intervalMs: 5_000, onMixedFleet: (e) => console.error(e) };
  * ```
+ * @public
  */
 export interface FleetCheckOptions {
   /**

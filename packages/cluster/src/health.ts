@@ -15,6 +15,7 @@ import type { BreakerState } from '@floodgate/core/store';
  * const states: ShardState[] = store.health().map((shard) => shard.state);
  * const degraded = states.includes('failing');
  * ```
+ * @public
  */
 export type ShardState = 'healthy' | 'failing';
 
@@ -31,6 +32,7 @@ export type ShardState = 'healthy' | 'failing';
  *   console.warn(`${s.name}: failing since ${new Date(s.since).toISOString()}`, s.lastError);
  * }
  * ```
+ * @public
  */
 export interface ShardHealth {
   readonly name: string;
@@ -63,6 +65,7 @@ export interface ShardHealth {
  * }
  * const store = new ShardedStore(shards, { onHealthChange: alert });
  * ```
+ * @public
  */
 export interface ShardHealthEvent {
   readonly name: string;

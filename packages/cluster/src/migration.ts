@@ -27,6 +27,7 @@ import type { ShardSpec } from './shards.js';
  *   { migration },
  * );
  * ```
+ * @beta
  */
 export interface ShardMigration {
   /**

@@ -20,6 +20,7 @@ import type { ShardMigration } from './migration.js';
  * };
  * const store = new ShardedStore(shards, options);
  * ```
+ * @public
  */
 export interface ShardedStoreOptions {
   /**
@@ -58,6 +59,7 @@ export interface ShardedStoreOptions {
    * A declared change of the shard list during which processes with the old list still run
    * (a rolling deploy). See {@link ShardMigration} and docs/cluster.md.
    * @default none
+   * @beta
    */
   migration?: ShardMigration;
   /**

@@ -88,6 +88,7 @@ export function pick(identity: string, contenders: readonly Contender[], equal: 
  * hashTagOf('api:{key_123}:tb'); // 'key_123'
  * hashTagOf('no-tag'); // 'no-tag'
  * ```
+ * @public
  */
 export function hashTagOf(key: string): string {
   const open = key.indexOf('{');

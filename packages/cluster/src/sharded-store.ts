@@ -75,6 +75,7 @@ const sameWeights = (shards: readonly Shard[]): boolean =>
  * ]);
  * const limiter = createLimiter({ store, policy: tokenBucket({ limit: 100, interval: '1m' }) });
  * ```
+ * @public
  */
 export class ShardedStore implements Store, LeaseStore, OverrideStore {
   /** For metrics and traces (`Store.kind`). */
@@ -169,7 +170,10 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
     return this.#fleet?.check();
   }
 
-  /** The shards' change feeds as one (watch.ts): it vouches only while every shard's does. */
+  /**
+   * The shards' change feeds as one (watch.ts): it vouches only while every shard's does.
+   * @beta
+   */
   watch(listener: (change: StoreChange) => void): () => void {
     return watchShards(
       this.#shards.map((s) => s.store),
@@ -267,6 +271,7 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
   /**
    * Overrides go to the identity's shard, as its decisions do (their keys carry its hash tag);
    * during a migration to both owners, so whichever decides sees them, as a reset does.
+   * @beta
    */
   async writeOverrides(
     keys: readonly string[],
@@ -275,7 +280,10 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
     await this.#owners(keys, (s) => this.#overrides(s).writeOverrides(keys, states));
   }
 
-  /** The identity's overrides from its shard (the old owner during a migration: it decides first). */
+  /**
+   * The identity's overrides from its shard (the old owner during a migration: it decides first).
+   * @beta
+   */
   readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
     if (keys.length === 0) return Promise.resolve([]);
     const owner = this.#indexOf(keys[0]!);

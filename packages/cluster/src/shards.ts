@@ -16,6 +16,7 @@ import type { Store } from '@floodgate/core/store';
  * ];
  * const store = new ShardedStore(shards);
  * ```
+ * @public
  */
 export interface ShardSpec {
   /** Any Floodgate store: an `IoRedisStore` or `NodeRedisStore` on one node, a `MemoryStore`… */

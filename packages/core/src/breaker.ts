@@ -13,6 +13,7 @@ import { checkOptions, type OptionNames } from './options.js';
  *   if (state === 'open') console.error('rate-limit store is failing', error?.code);
  * }
  * ```
+ * @public
  */
 export type BreakerState = 'closed' | 'open' | 'half-open';
 
@@ -31,6 +32,7 @@ export type BreakerState = 'closed' | 'open' | 'half-open';
  *   breaker: { failures: 3, windowMs: 5_000, cooldownMs: 5_000, onStateChange: console.warn },
  * });
  * ```
+ * @public
  */
 export interface BreakerOptions {
   /** Store failures (errors or timeouts) within `windowMs` that open the breaker. @default 5 */
@@ -86,6 +88,7 @@ function positiveInteger(value: unknown, name: string, fallback: number): number
  *   }
  * }
  * ```
+ * @public
  */
 export class Breaker {
   readonly #failures: number;

@@ -20,6 +20,7 @@ import type { Telemetry } from './telemetry-types.js';
  *   leaseMs: '30s', // a holder that never releases frees its slot after 30 s
  * };
  * ```
+ * @public
  */
 export interface ConcurrencyLimiterOptions {
   /** A store with the lease capability: MemoryStore, any Redis store, ShardedStore. */
@@ -81,6 +82,7 @@ export interface ConcurrencyLimiterOptions {
  *
  * const heavy: AcquireOptions = { cost: 3 }; // an export job takes 3 of the identity's slots
  * ```
+ * @public
  */
 export interface AcquireOptions {
   /** Slots this lease takes: a positive safe integer, at most `limit`. @default 1 */
@@ -103,6 +105,7 @@ export interface AcquireOptions {
  *   }
  * }
  * ```
+ * @public
  */
 export interface Lease {
   /** Whether the lease was granted. */
@@ -149,6 +152,7 @@ export interface Lease {
  * const lease = await limiter.acquire('user_42');
  * console.log(limiter.limit, lease.remaining);
  * ```
+ * @public
  */
 export interface ConcurrencyLimiter {
   /**

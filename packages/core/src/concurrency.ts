@@ -67,6 +67,7 @@ const open = (): FloodgateError =>
  *   await lease.release();
  * }
  * ```
+ * @public
  */
 export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): ConcurrencyLimiter {
   const config = readConcurrencyOptions(options);

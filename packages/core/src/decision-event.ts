@@ -32,6 +32,7 @@ import type { Decision } from './types.js';
  * await limiter.limit('key_123');
  * console.log(counts.get('allowed')); // 1
  * ```
+ * @public
  */
 export interface DecisionEvent {
   /** What happened, as listed above. */

@@ -49,6 +49,7 @@ function single(p: Policy, r: PolicyResult): Decision {
  * declare const call: StoreCall;
  * const decision = toDecision(call.policies, await store.evaluate(call));
  * ```
+ * @public
  */
 export function toDecision(
   policies: readonly Policy[],

@@ -11,6 +11,7 @@ import { warnOnce } from './warn.js';
  * const window: Duration = '30s'; // or 30_000
  * const policy = slidingWindow({ limit: 20, window });
  * ```
+ * @public
  */
 export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`;
 type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
@@ -37,6 +38,7 @@ const GRAMMAR =
  *
  * const ms = parseDuration(process.env.RATE_WINDOW ?? '1.5m', 'RATE_WINDOW'); // 90_000
  * ```
+ * @public
  */
 export function parseDuration(value: unknown, what: string): number {
   let ms: number;

@@ -9,6 +9,7 @@
  *   return code.startsWith('STORE_') ? 503 : 400;
  * }
  * ```
+ * @public
  */
 export type FloodgateErrorCode =
   | 'INVALID_POLICY'
@@ -41,6 +42,7 @@ const BRAND = Symbol.for('floodgate.error');
  *   return reply;
  * }
  * ```
+ * @public
  */
 export class FloodgateError extends Error {
   readonly code: FloodgateErrorCode;
@@ -72,6 +74,7 @@ export class FloodgateError extends Error {
  *   console.error(error.message); // no policy can ever admit 500 units
  * }
  * ```
+ * @public
  */
 export function isFloodgateError(value: unknown): value is FloodgateError {
   return (

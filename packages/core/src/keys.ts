@@ -11,6 +11,7 @@ import { sha256Base64url, utf8Length } from './hash.js';
  * const long = 'x'.repeat(MAX_IDENTITY_BYTES + 1);
  * console.log(encodeIdentity(long).startsWith('#')); // true: hashed, so the key stays short
  * ```
+ * @public
  */
 export const MAX_IDENTITY_BYTES = 256;
 
@@ -73,6 +74,7 @@ const HASHED = new LRUCache<string, string>({
  * encodeIdentity('user_42'); // 'user_42'
  * encodeIdentity('a{b}'); // 'a%7Bb%7D': braces cannot move the key to another cluster slot
  * ```
+ * @public
  */
 export function encodeIdentity(identity: string): string {
   if (plain(identity)) return identity;
@@ -109,6 +111,7 @@ export function validatePrefix(prefix: unknown): asserts prefix is string {
  * const policy = tokenBucket({ limit: 100, interval: '1m' });
  * const key = policyKey('api', encodeIdentity('user_42'), policy.id); // 'api:{user_42}:tb:…'
  * ```
+ * @public
  */
 export function policyKey(prefix: string, encodedIdentity: string, policyId: string): string {
   return `${prefix}:{${encodedIdentity}}:${policyId}`;
@@ -126,6 +129,7 @@ export function policyKey(prefix: string, encodedIdentity: string, policyId: str
  * const policy = tokenBucket({ limit: 100, interval: '1m', blockFor: '15m' });
  * const key = blockKey(policyKey('api', encodeIdentity('user_42'), policy.id)); // 'api:{user_42}:tb:…:blk'
  * ```
+ * @public
  */
 export function blockKey(policyKeyOf: string): string {
   return `${policyKeyOf}:blk`;
@@ -143,6 +147,7 @@ export function blockKey(policyKeyOf: string): string {
  * const policy = tokenBucket({ limit: 100, interval: '1m' });
  * const key = overrideKey(policyKey('api', encodeIdentity('user_42'), policy.id)); // 'api:{user_42}:tb:…:ovr'
  * ```
+ * @beta
  */
 export function overrideKey(policyKeyOf: string): string {
   return `${policyKeyOf}:ovr`;

@@ -30,6 +30,7 @@ import type { FloodgateError } from './errors.js';
  *   },
  * });
  * ```
+ * @public
  */
 export interface LeaseEvent {
   /** What happened, as listed above. */

@@ -11,6 +11,7 @@
  *
  * const lease: LeaseRef = { key: 'floodgate:{user_42}:concurrency', id: '9f0c…', cost: 1 };
  * ```
+ * @public
  */
 export interface LeaseRef {
   /** `<prefix>:{<encoded identity>}:concurrency`: the identity's hash tag, one cluster slot. */
@@ -35,6 +36,7 @@ export interface LeaseRef {
  *   leaseMs: 30_000,
  * };
  * ```
+ * @public
  */
 export interface LeaseRequest extends LeaseRef {
   /** Most slots held at once by the identity's live leases. */
@@ -62,6 +64,7 @@ export interface LeaseRequest extends LeaseRef {
  * });
  * if (!grant.allowed) console.log(`full; a slot expires within ${grant.retryAfterMs} ms`);
  * ```
+ * @public
  */
 export interface LeaseGrant {
   readonly allowed: boolean;
@@ -86,6 +89,7 @@ export interface LeaseGrant {
  * if (!isLeaseStore(store)) throw new Error('this store cannot hold leases');
  * const freed = await store.releaseLease({ key: 'floodgate:{user_42}:concurrency', id: 'a1', cost: 1 });
  * ```
+ * @public
  */
 export interface LeaseStore {
   /** Grants the lease when `cost` slots are free, else changes nothing. */
@@ -105,6 +109,7 @@ export interface LeaseStore {
  *
  * console.log(isLeaseStore(new MemoryStore())); // true
  * ```
+ * @public
  */
 export function isLeaseStore<S extends object>(store: S): store is S & LeaseStore {
   const s = store as Partial<LeaseStore>;

@@ -23,6 +23,7 @@ import type { Decision, Policy } from './types.js';
  *   blockCache,
  * });
  * ```
+ * @public
  */
 export interface BlockCacheOptions {
   /** Entries kept (least recently used evicted first). @default 10_000 */
@@ -33,6 +34,7 @@ export interface BlockCacheOptions {
    * reset made by another process is then seen within this bound instead of a round trip. With
    * a healthy feed a denial is served until its `retryAfterMs`. 0: only while the feed vouches.
    * @default 1000
+   * @beta
    */
   maxStaleMs?: number;
 }
@@ -55,6 +57,7 @@ export interface BlockCacheOptions {
  * };
  * const limiter = createLimiter(options);
  * ```
+ * @public
  */
 export interface LimiterOptions {
   /** Where state lives: `new MemoryStore()`, `new IoRedisStore(redis)`, … */
@@ -121,6 +124,7 @@ export interface LimiterOptions {
    * limiter's calls and Redis scripts are exactly those of a limiter without them (no extra key
    * read). The store must hold overrides (`isOverrideStore`; every Floodgate store does).
    * See docs/changing-limits.md. @default false
+   * @beta
    */
   overrides?: boolean;
   /**
@@ -132,6 +136,7 @@ export interface LimiterOptions {
    * keys then expire on their TTL). Limits must not change while it is set: the 0.1 key's name is
    * computed from the current limits. Off, calls and scripts are exactly those without it.
    * docs/algorithms.md, "Migrating keys from 0.1". @default false
+   * @beta
    */
   migrateKeys?: '0.1' | false;
 }
@@ -144,6 +149,7 @@ export interface LimiterOptions {
  *
  * const options: WaitOptions = { cost: 2, maxWaitMs: 30_000, signal: AbortSignal.timeout(60_000) };
  * ```
+ * @public
  */
 export interface WaitOptions {
   /** Units to charge, as for `limit()`. @default 1 */
@@ -169,6 +175,7 @@ export interface WaitOptions {
  * // ... the work failed and should not count:
  * await limiter.refund('key_123', { cost: 3, decision });
  * ```
+ * @public
  */
 export interface RefundOptions {
   /** Units to give back: the admission's own cost. @default 1 */
@@ -195,6 +202,7 @@ export interface RefundOptions {
  *   return d.allowed ? 200 : 429;
  * }
  * ```
+ * @public
  */
 export interface Limiter {
   /** Charges `cost` (default 1) if every policy admits it. */

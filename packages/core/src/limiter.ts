@@ -50,6 +50,7 @@ function onlyCost(opts: unknown): boolean {
  * });
  * await limiter.override('key_123', { limit: 1000, until: Date.now() + 3_600_000 });
  * ```
+ * @beta
  */
 export function createLimiter(options: LimiterOptions & { overrides: true }): LimiterWithOverrides;
 /**
@@ -66,6 +67,7 @@ export function createLimiter(options: LimiterOptions & { overrides: true }): Li
  * const d = await limiter.limit('key_123');
  * if (!d.allowed) console.log(`retry in ${d.retryAfterMs} ms`);
  * ```
+ * @public
  */
 export function createLimiter(options: LimiterOptions): Limiter;
 export function createLimiter(options: LimiterOptions): Limiter {

@@ -27,6 +27,7 @@ import type { Decision, DecisionReason, PolicyDecision } from './types.js';
  * const decision = mergeDecisions([await perKey.limit('k_123'), await perIp.limit('192.0.2.7')]);
  * if (!decision.allowed) console.log(`${decision.binding.name}: retry in ${decision.retryAfterMs} ms`);
  * ```
+ * @public
  */
 export function mergeDecisions(decisions: readonly Decision[]): Decision {
   const first = decisions[0];

@@ -23,6 +23,7 @@ import type { Store } from './store-types.js';
  *   const [state] = await store.readOverrides([key]); // undefined: none in force
  * }
  * ```
+ * @beta
  */
 export interface OverrideStore {
   /**
@@ -44,6 +45,7 @@ export interface OverrideStore {
  * declare const store: Store;
  * if (!isOverrideStore(store)) console.warn('this store cannot hold overrides');
  * ```
+ * @beta
  */
 export function isOverrideStore(store: unknown): store is Store & OverrideStore {
   const s = store as Partial<OverrideStore> | null;

@@ -14,6 +14,7 @@ import type { Limiter } from './limiter-types.js';
  * const ban: OverrideOptions = { limit: 0, until: Date.now() + 3_600_000 };
  * const plan: OverrideOptions = { limit: { burst: 50, daily: 100_000 }, until: Date.now() + 86_400_000 };
  * ```
+ * @beta
  */
 export interface OverrideOptions {
   /**
@@ -42,6 +43,7 @@ export interface OverrideOptions {
  * const o: StoredOverride | undefined = await limiter.overrides.get('user_42');
  * if (o !== undefined) console.log(`until ${new Date(o.until).toISOString()}`, o.limit);
  * ```
+ * @beta
  */
 export interface StoredOverride {
   /** As given to `override`: a number for a one-policy limiter, else by policy name. */
@@ -59,6 +61,7 @@ export interface StoredOverride {
  * declare const overrides: LimiterOverrides;
  * if ((await overrides.get('abuser_7')) !== undefined) await overrides.clear('abuser_7');
  * ```
+ * @beta
  */
 export interface LimiterOverrides {
   /** The identity's override in force, or undefined. One store call. */
@@ -85,6 +88,7 @@ export interface LimiterOverrides {
  * const d = await limiter.limit('abuser_7');
  * console.log(d.allowed, d.override?.until); // false, the block's end
  * ```
+ * @beta
  */
 export interface LimiterWithOverrides extends Limiter {
   /**

@@ -15,6 +15,7 @@ import { checkOptions, type OptionNames } from './options.js';
  * // 1 000 (1 %) admitted beyond the limit in any interval, none with a fixed window.
  * const options: SliceOptions = { size: 250, maxAgeMs: '500ms' };
  * ```
+ * @beta
  */
 export interface SliceOptions {
   /**

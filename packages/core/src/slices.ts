@@ -67,6 +67,7 @@ class Slot {
  * );
  * const d = await limiter.limit('tenant_1'); // decided by the store; once the key is hot, slices of up to 200
  * ```
+ * @beta
  */
 export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
   checkSliceOptions(limiter, options);

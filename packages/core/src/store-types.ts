@@ -17,6 +17,7 @@ import type { Policy } from './types.js';
  * const call: StoreCall = { keys: [key], policies: [policy], cost: 1, mode: 'limit' };
  * const [result] = await new MemoryStore().evaluate(call);
  * ```
+ * @public
  */
 export interface StoreCall {
   /**
@@ -29,6 +30,7 @@ export interface StoreCall {
    * True for a limiter made with `overrides: true`: the last `policies.length` keys are the
    * policies' override keys, read in the same atomic call (`evaluateAll` says what an override
    * does). Absent otherwise, and the call is exactly what it was before overrides existed.
+   * @beta
    */
   readonly overrides?: boolean;
   /**
@@ -36,6 +38,7 @@ export interface StoreCall {
    * key as 0.1 named it (`legacyPolicyId`), then each blocking policy's 0.1 block key. The call
    * decides on the stricter state of the two and writes both, each in its release's format
    * (`evaluateAll`; docs/algorithms.md, "Migrating keys from 0.1"). Absent otherwise.
+   * @beta
    */
   readonly migrate?: '0.1';
   readonly policies: readonly Policy[];
@@ -75,6 +78,7 @@ export interface StoreCall {
  * const results: readonly PolicyResult[] = await store.evaluate(call);
  * const admitted = results.every((r) => r.allowed);
  * ```
+ * @public
  */
 export interface PolicyResult {
   readonly allowed: boolean;
@@ -85,6 +89,7 @@ export interface PolicyResult {
   /**
    * Present when a stored override applied to this policy in this call: the limit it ran on
    * (0: the override blocks) and when the override ends (epoch ms, on the store's clock).
+   * @beta
    */
   readonly override?: { readonly limit: number; readonly until: number };
 }
@@ -112,6 +117,7 @@ export interface PolicyResult {
  *   },
  * };
  * ```
+ * @public
  */
 export interface Store {
   /**
@@ -156,6 +162,7 @@ export interface Store {
    * stops telling it. A store that has no such feed leaves it out, and the caches then serve a
    * denial only for a bounded time (`blockCache.maxStaleMs`). `RedisStore` implements it with
    * pub/sub (docs/algorithms.md#the-blocked-key-cache).
+   * @beta
    */
   watch?(listener: (change: StoreChange) => void): () => void;
 }
@@ -180,6 +187,7 @@ export interface Store {
  * });
  * stop?.();
  * ```
+ * @beta
  */
 export type StoreChange =
   | { readonly type: 'identity'; readonly prefix: string; readonly identity: string }

@@ -15,6 +15,7 @@ import type { LeaseEvent } from './lease-event.js';
  *
  * const target: TelemetryTarget = { limiter: 'api', store: 'memory', breakerState: () => undefined };
  * ```
+ * @public
  */
 export interface TelemetryTarget {
   /** The limiter's `prefix`. */
@@ -43,6 +44,7 @@ export interface TelemetryTarget {
  *   }),
  * };
  * ```
+ * @public
  */
 export interface LimiterTelemetry {
   /** After each decision; `startedAt` is the `performance.now()` instant it began. */
@@ -74,6 +76,7 @@ export interface LimiterTelemetry {
  *   telemetry,
  * });
  * ```
+ * @public
  */
 export interface Telemetry {
   /**

@@ -32,6 +32,7 @@ export type { LimiterTelemetry, Telemetry, TelemetryTarget };
  * const options: OpenTelemetryOptions = { meterProvider: new MeterProvider(), traces: false };
  * const telemetry = openTelemetry(options);
  * ```
+ * @public
  */
 export interface OpenTelemetryOptions {
   /** @default the global one (`metrics.getMeterProvider()`) */
@@ -82,6 +83,7 @@ const STORE_BUCKETS = [
  *   telemetry: openTelemetry(),
  * });
  * ```
+ * @public
  */
 export function openTelemetry(options: OpenTelemetryOptions = {}): Telemetry {
   const meter =

@@ -17,6 +17,7 @@ export type { PolicyKind };
  * ];
  * const limiter = createLimiter({ store: new MemoryStore(), policy: policies });
  * ```
+ * @public
  */
 export interface Policy {
   readonly kind: PolicyKind;
@@ -71,6 +72,7 @@ export interface Policy {
  * const violated: PolicyDecision[] = decision.policies.filter((p) => !p.allowed);
  * console.log(violated.map((p) => `${p.name}: retry in ${p.retryAfterMs} ms`));
  * ```
+ * @public
  */
 export interface PolicyDecision {
   readonly name: string;
@@ -90,6 +92,7 @@ export interface PolicyDecision {
    * Present when a stored override (`limiter.override`) decided this policy: the limit it ran on
    * (also in `limit`, unless 0: a block keeps the policy's own limit there) and when the override
    * ends, in epoch ms on the store's clock.
+   * @beta
    */
   readonly override?: { readonly limit: number; readonly until: number };
   /**
@@ -111,6 +114,7 @@ export interface PolicyDecision {
  * const degraded = new Map<DecisionReason, number>();
  * if (decision.reason) degraded.set(decision.reason, (degraded.get(decision.reason) ?? 0) + 1);
  * ```
+ * @public
  */
 export type DecisionReason = 'store-unavailable' | 'store-timeout' | 'blocked-cache';
 
@@ -141,6 +145,7 @@ export type DecisionReason = 'store-unavailable' | 'store-timeout' | 'blocked-ca
  * const d = await limiter.limit('key_123');
  * console.log(`${d.binding.name}: ${d.remaining} of ${d.limit} left`); // burst: 9 of 10 left
  * ```
+ * @public
  */
 export interface Decision {
   readonly allowed: boolean;
@@ -177,6 +182,7 @@ export interface Decision {
    * Present when a stored override (`limiter.override`) decided any policy of this decision:
    * the earliest of their ends, in epoch ms on the store's clock. Each overridden policy's part
    * carries its own `override`.
+   * @beta
    */
   readonly override?: { readonly until: number };
   /**

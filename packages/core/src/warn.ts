@@ -39,6 +39,7 @@ function printingProcess(): ProcessLike | undefined {
  *
  * printWarning('SHORT_INTERVAL', 'interval: 60 is 60 ms; write "60s" for seconds.');
  * ```
+ * @internal
  */
 export function printWarning(code: string, message: string): void {
   const proc = printingProcess();
@@ -61,6 +62,7 @@ const said = new Set<string>();
  * warnOnce('SHORT_INTERVAL', 'interval: 60 is 60 ms; write "60s" for seconds.');
  * warnOnce('SHORT_INTERVAL', 'said already: not printed');
  * ```
+ * @internal
  */
 export function warnOnce(code: string, message: string): void {
   if (said.has(code)) return;

@@ -18,6 +18,7 @@ type Pipeline = ChainableCommander;
  * const options: IoRedisStoreOptions = { clock: 'client', rejectIfNotReady: true };
  * const store = new IoRedisStore(new Redis(), options);
  * ```
+ * @public
  */
 export type IoRedisStoreOptions = RedisStoreOptions;
 
@@ -34,6 +35,7 @@ export type IoRedisStoreOptions = RedisStoreOptions;
  *   : new Redis();
  * const store = new IoRedisStore(client);
  * ```
+ * @public
  */
 export type IoRedisClient = Redis | Cluster;
 
@@ -58,6 +60,7 @@ export type IoRedisClient = Redis | Cluster;
  * });
  * const d = await limiter.limit('key_123');
  * ```
+ * @public
  */
 export class IoRedisStore extends RedisStore {
   /** For metrics and traces (`Store.kind`). */

@@ -13,6 +13,7 @@ import type { Cluster, Valkey } from 'iovalkey';
  * const options: IoValkeyStoreOptions = { rejectIfNotReady: true };
  * const store = new IoValkeyStore(new Valkey(), options);
  * ```
+ * @public
  */
 export type IoValkeyStoreOptions = IoRedisStoreOptions;
 
@@ -29,6 +30,7 @@ export type IoValkeyStoreOptions = IoRedisStoreOptions;
  *   : new Valkey();
  * const store = new IoValkeyStore(client);
  * ```
+ * @public
  */
 export type IoValkeyClient = Valkey | Cluster;
 
@@ -48,6 +50,7 @@ export type IoValkeyClient = Valkey | Cluster;
  * });
  * const d = await limiter.limit('key_123');
  * ```
+ * @public
  */
 export class IoValkeyStore extends IoRedisStore {
   /** For metrics and traces (`Store.kind`). */

@@ -45,6 +45,7 @@ import { decideOverridden, OverrideTable } from './overrides.js';
  * const store = new MemoryStore(options);
  * now += 60_000; // a minute passes for the store
  * ```
+ * @public
  */
 export interface MemoryStoreOptions {
   /**
@@ -77,6 +78,7 @@ const OPTION_NAMES = {
  * });
  * const d = await limiter.limit('key_123');
  * ```
+ * @public
  */
 export class MemoryStore implements Store, LeaseStore, OverrideStore {
   // Kept for the reason Entry keeps one (entries.ts): the class's hidden class outlives the
@@ -319,13 +321,19 @@ export class MemoryStore implements Store, LeaseStore, OverrideStore {
     return this.#leases.held(key);
   }
 
-  /** Sets or deletes one identity's overrides (see `OverrideStore`), on this store's clock. */
+  /**
+   * Sets or deletes one identity's overrides (see `OverrideStore`), on this store's clock.
+   * @beta
+   */
   writeOverrides(keys: readonly string[], states: readonly (PolicyState | null)[]): Promise<void> {
     this.#overrides.write(keys, states, this.#now());
     return Promise.resolve();
   }
 
-  /** Each key's override in force (see `OverrideStore`). */
+  /**
+   * Each key's override in force (see `OverrideStore`).
+   * @beta
+   */
   readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
     const now = this.#now();
     return Promise.resolve(keys.map((key) => this.#overrides.read(key, now)));

@@ -16,6 +16,7 @@ import { nodeRedisSubscribe } from './subscribe.js';
  * const options: NodeRedisStoreOptions = { replicas: { count: 1, timeoutMs: 50 } };
  * const store = new NodeRedisStore(client, options);
  * ```
+ * @public
  */
 export type NodeRedisStoreOptions = RedisStoreOptions;
 
@@ -35,6 +36,7 @@ type Args = string[];
  * }
  * await ping(await createClient().connect());
  * ```
+ * @public
  */
 export interface NodeRedisClientLike {
   sendCommand(args: Args): Promise<unknown>;
@@ -56,6 +58,7 @@ export interface NodeRedisClientLike {
  * }).connect();
  * const store = new NodeRedisStore(cluster);
  * ```
+ * @public
  */
 export interface NodeRedisClusterLike {
   sendCommand(
@@ -80,6 +83,7 @@ export interface NodeRedisClusterLike {
  *   : await createClient({ url: process.env.REDIS_URL }).connect();
  * const store = new NodeRedisStore(client);
  * ```
+ * @public
  */
 export type NodeRedisClient = NodeRedisClientLike | NodeRedisClusterLike;
 
@@ -111,6 +115,7 @@ interface ClusterWithMulti {
  *   policy: tokenBucket({ limit: 100, interval: '1m' }),
  * });
  * ```
+ * @public
  */
 export class NodeRedisStore extends RedisStore {
   /** For metrics and traces (`Store.kind`). */

@@ -28,6 +28,7 @@ import { registerValidation } from './conformance/validation.js';
  *
  * storeConformance({ describe, it, expect }, { name: 'MemoryStore', makeStore: ({ now }) => new MemoryStore({ now }) });
  * ```
+ * @public
  */
 export function storeConformance<S extends Store>(
   api: TestApi,

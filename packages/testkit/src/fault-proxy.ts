@@ -13,6 +13,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  * await new Promise((resolve) => setTimeout(resolve, 2000));
  * proxy.set('none');
  * ```
+ * @beta
  */
 export type ProxyFault =
   /** Forward both ways, each chunk after `latencyMs`. */
@@ -34,6 +35,7 @@ export type ProxyFault =
  * const options: FaultProxyOptions = { target: { host: server.host, port: server.port }, latencyMs: 200 };
  * const proxy = await startFaultProxy(options);
  * ```
+ * @beta
  */
 export interface FaultProxyOptions {
   /** The server to forward to. */
@@ -61,6 +63,7 @@ export interface FaultProxyOptions {
  * await proxy.close();
  * await server.stop();
  * ```
+ * @beta
  */
 export interface FaultProxy {
   readonly host: string;
@@ -143,6 +146,7 @@ interface Pair {
  * const limiter = createLimiter({ store, policy: fixedWindow({ limit: 5, window: '1h' }), timeoutMs: 50 });
  * const d = await limiter.limit('user-1'); // d.reason === 'store-timeout'
  * ```
+ * @beta
  */
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   let fault: ProxyFault = 'none';

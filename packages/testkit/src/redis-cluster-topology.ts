@@ -14,6 +14,7 @@ import { redisCommand } from './resp.js';
  * const serving = views.filter((v) => v.role === 'master' && v.slots.length > 0);
  * const failing = views.filter((v) => v.trouble.includes('fail'));
  * ```
+ * @public
  */
 export interface ClusterNodeView {
   readonly id: string;
@@ -40,6 +41,7 @@ export interface ClusterNodeView {
  * const [node] = parseClusterNodes(text);
  * // node: { port: 30001, role: 'master', myself: true, slots: ['0-5460'], ... }
  * ```
+ * @public
  */
 export function parseClusterNodes(text: string): ClusterNodeView[] {
   const out: ClusterNodeView[] = [];
@@ -73,6 +75,7 @@ export function parseClusterNodes(text: string): ClusterNodeView[] {
  * for (const [master, replicas] of topology.replicasOf) console.log(master, '->', replicas);
  * await cluster.stop();
  * ```
+ * @public
  */
 export interface ClusterTopology {
   readonly nodes: readonly ClusterNodeView[];
@@ -100,6 +103,7 @@ async function views(port: number): Promise<ClusterNodeView[]> {
  * if ('reason' in topology) console.log('not settled yet:', topology.reason);
  * else console.log(topology.replicasOf.size, 'masters');
  * ```
+ * @public
  */
 export async function settledTopology(
   ports: readonly number[],

@@ -12,6 +12,7 @@ import { redisCommand, redisCommands } from './resp.js';
  * const options: RedisClusterOptions = { masters: 3, replicasPerMaster: 0 };
  * const cluster = await startRedisCluster(options);
  * ```
+ * @public
  */
 export interface RedisClusterOptions {
   /** Masters; the 16 384 slots are split evenly among them. @default 3 */
@@ -42,6 +43,7 @@ export interface RedisClusterOptions {
  *   expect(replicasOf.get(master.port)).toHaveLength(1);
  * });
  * ```
+ * @public
  */
 export interface RedisCluster {
   /** Every node; each can be stopped or restarted on its own. */
@@ -99,6 +101,7 @@ async function until(
  * client.disconnect();
  * await cluster.stop();
  * ```
+ * @public
  */
 export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
   const masters = options.masters ?? 3;

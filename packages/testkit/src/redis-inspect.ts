@@ -15,6 +15,7 @@ import { redisCommand } from './resp.js';
  * const calls = await commandCalls(server.port);
  * const scripts = (calls.evalsha ?? 0) + (calls.eval ?? 0);
  * ```
+ * @public
  */
 export async function commandCalls(port: number): Promise<Record<string, number>> {
   const info = String(await redisCommand(port, ['INFO', 'commandstats']));
@@ -62,6 +63,7 @@ const FEED = new Set(['subscribe', 'ping', 'publish', 'hello', 'client|setinfo',
  * await limiter.limit('user-1');
  * expect(delta(before, await commandCalls(server.port))).toEqual({ evalsha: 1 });
  * ```
+ * @public
  */
 export function delta(
   before: Record<string, number>,
@@ -86,6 +88,7 @@ export function delta(
  * const random = rng(42);
  * const costs = Array.from({ length: 100 }, () => 1 + Math.floor(random() * 5)); // 1 to 5
  * ```
+ * @public
  */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -109,6 +112,7 @@ export function rng(seed: number): () => number {
  * // Both in the hash slot of `{user-1}`: `api:{user-1}:<policy id>`.
  * const [bucketKey, windowKey] = keysFor('api', 'user-1', policies);
  * ```
+ * @public
  */
 export function keysFor(prefix: string, identity: string, policies: readonly Policy[]): string[] {
   const id = encodeIdentity(identity);
@@ -132,6 +136,7 @@ export function keysFor(prefix: string, identity: string, policies: readonly Pol
  *   for (const [key, ttl] of await allKeysWithTtl(server.port)) expect(ttl, key).toBeGreaterThan(0);
  * });
  * ```
+ * @public
  */
 export async function allKeysWithTtl(port: number): Promise<Map<string, number>> {
   const out = new Map<string, number>();

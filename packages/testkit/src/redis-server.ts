@@ -16,6 +16,7 @@ import { redisCommands } from './resp.js';
  * const options: RedisServerOptions = { args: ['--maxmemory', '10mb', '--maxmemory-policy', 'allkeys-lru'] };
  * const server = await startRedisServer(options);
  * ```
+ * @public
  */
 export interface RedisServerOptions {
   /** The `redis-server` executable. @default 'redis-server' (looked up on PATH) */
@@ -42,6 +43,7 @@ export interface RedisServerOptions {
  *   expect(await redisCommand(server.port, ['EXISTS', 'k'])).toBe(0);
  * });
  * ```
+ * @public
  */
 export interface RedisServer {
   readonly host: string;
@@ -87,6 +89,7 @@ function track(child: ChildProcess): void {
  * // A port nothing listens on: every connection is refused.
  * const redis = new Redis(await freePort(), '127.0.0.1', { lazyConnect: true, retryStrategy: () => null });
  * ```
+ * @public
  */
 export async function freePort(): Promise<number> {
   for (;;) {
@@ -229,6 +232,7 @@ async function startOn(
  * redis.disconnect();
  * await server.stop(); // and its temp directory is gone
  * ```
+ * @public
  */
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const bin = options.bin ?? 'redis-server';

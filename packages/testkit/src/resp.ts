@@ -24,6 +24,7 @@ function encodeCommand(args: readonly (string | number)[]): Buffer {
  * // [null, Error('ERR unknown command ...')]: an error reply is a value, not a rejection
  * const failed = replies.filter((r) => r instanceof Error);
  * ```
+ * @public
  */
 export type RespReply = string | number | null | Error | RespReply[];
 
@@ -77,6 +78,7 @@ function parseReply(buf: Buffer, at: number): [RespReply, number] | undefined {
  * const [pong, info] = await redisCommands(server.port, [['PING'], ['INFO', 'server']], { timeoutMs: 1000 });
  * const version = /redis_version:(\S+)/.exec(String(info))?.[1];
  * ```
+ * @public
  */
 export function redisCommands(
   port: number,
@@ -136,6 +138,7 @@ export function redisCommands(
  * const ttlMs = Number(await redisCommand(server.port, ['PTTL', 'k']));
  * await server.stop();
  * ```
+ * @public
  */
 export async function redisCommand(
   port: number,

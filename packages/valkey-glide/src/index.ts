@@ -26,6 +26,7 @@ import { GlideConnection, isCluster } from './connection.js';
  * const options: GlideStoreOptions = { replicas: { count: 1, timeoutMs: 50 } };
  * const store = new GlideStore(client, options);
  * ```
+ * @public
  */
 export type GlideStoreOptions = RedisStoreOptions;
 
@@ -42,6 +43,7 @@ export type GlideStoreOptions = RedisStoreOptions;
  *   : await GlideClient.createClient({ addresses });
  * const store = new GlideStore(client);
  * ```
+ * @public
  */
 export type GlideStoreClient = GlideClient | GlideClusterClient;
 
@@ -65,6 +67,7 @@ export type GlideStoreClient = GlideClient | GlideClusterClient;
  * });
  * const d = await limiter.limit('key_123');
  * ```
+ * @public
  */
 export class GlideStore implements Store, LeaseStore, OverrideStore {
   /** For metrics and traces (`Store.kind`). */
@@ -141,7 +144,10 @@ export class GlideStore implements Store, LeaseStore, OverrideStore {
     return this.#store.extendLease(lease, leaseMs);
   }
 
-  /** Per-identity overrides (`OverrideStore`): as `evaluate`, once a promised client is there. */
+  /**
+   * Per-identity overrides (`OverrideStore`): as `evaluate`, once a promised client is there.
+   * @beta
+   */
   async writeOverrides(
     keys: readonly string[],
     states: readonly (PolicyState | null)[],
@@ -150,7 +156,10 @@ export class GlideStore implements Store, LeaseStore, OverrideStore {
     return this.#store.writeOverrides(keys, states);
   }
 
-  /** Each key's override in force (`OverrideStore`): as `evaluate`, once a promised client is there. */
+  /**
+   * Each key's override in force (`OverrideStore`): as `evaluate`, once a promised client is there.
+   * @beta
+   */
   async readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
     if (this.#connection.client === undefined && this.#waits) await this.#settled();
     return this.#store.readOverrides(keys);

@@ -20,6 +20,7 @@ import { formatRetryAfter } from './retry-after.js';
  * const standard: RateLimitStandard = process.env.LEGACY_CLIENTS ? 'draft-6' : 'draft-8';
  * const headers = formatRateLimitHeaders(decision, { standard });
  * ```
+ * @public
  */
 export type RateLimitStandard = 'draft-6' | 'draft-7' | 'draft-8';
 
@@ -42,6 +43,7 @@ export type RateLimitStandard = 'draft-6' | 'draft-7' | 'draft-8';
  * };
  * const headers = formatRateLimitHeaders(decision, options);
  * ```
+ * @public
  */
 export interface FormatRateLimitHeadersOptions {
   /**
@@ -76,6 +78,7 @@ export interface FormatRateLimitHeadersOptions {
  *   res.setHeader(name, value);
  * }
  * ```
+ * @public
  */
 export function formatRateLimitHeaders(
   decision: Decision,

@@ -17,6 +17,7 @@ import { isCount } from './numbers.js';
  *   console.log(`quota spent; it resets in ${info.resetSeconds} s`);
  * }
  * ```
+ * @public
  */
 export interface ParsedRateLimit {
   readonly source: RateLimitStandard | 'legacy';
@@ -43,6 +44,7 @@ export interface ParsedRateLimit {
  * }
  * remaining({ 'ratelimit-remaining': '4', 'ratelimit-reset': '1' }); // 4
  * ```
+ * @public
  */
 export type RateLimitHeadersInput =
   | Headers
@@ -69,6 +71,7 @@ const DIGITS = /^[ \t]*(\d{1,15})[ \t]*$/;
  * // { source: 'draft-8', policy: 'burst', limit: 10, windowSeconds: 1,
  * //   remaining: 4, resetSeconds: 1 }
  * ```
+ * @public
  */
 export function parseRateLimitHeaders(
   headers: RateLimitHeadersInput,

@@ -23,6 +23,7 @@ const MAX_JITTER_MS = MAX_SF_INTEGER * 1000;
  * // At least 1 s and at most 3 s more than the wait:
  * formatRetryAfter(decision.retryAfterMs, [1_000, 3_000]);
  * ```
+ * @public
  */
 export function formatRetryAfter(
   retryAfterMs: number,
@@ -61,6 +62,7 @@ const DELAY_SECONDS = /^\d+$/;
  *   await sleep(parseRetryAfter(response.headers.get('Retry-After')) ?? 1_000);
  * }
  * ```
+ * @public
  */
 export function parseRetryAfter(
   value: string | null | undefined,

@@ -19,6 +19,7 @@
  *   if (o.allowed) state = o.next;
  * }
  * ```
+ * @public
  */
 export type PolicyState = readonly number[];
 
@@ -33,6 +34,7 @@ export type PolicyState = readonly number[];
  * const o: PolicyOutcome = evaluatePolicy(policy, undefined, Date.now(), 3);
  * console.log(o.allowed, o.nextRemaining); // true 7
  * ```
+ * @public
  */
 export interface PolicyOutcome {
   allowed: boolean;
@@ -83,6 +85,7 @@ export function gcd(a: number, b: number): number {
  * fixedWindowKernel(limit, windowMs, unused, false, 0, 0, 0, undefined, Date.now(), 1, v);
  * if (v.allowed) console.log(`state [${v.n0}, ${v.n1}], ${v.nextRemaining} left`);
  * ```
+ * @internal
  */
 export interface Verdict {
   allowed: boolean;
@@ -108,6 +111,7 @@ export interface Verdict {
  * slidingWindowLogKernel(100, 60_000, 0, false, 0, 0, 0, undefined, Date.now(), 1, v);
  * console.log(v.allowed, v.log); // true, the new log
  * ```
+ * @internal
  */
 export function newVerdict(): Verdict {
   return {

@@ -20,6 +20,7 @@ import { POLICY_TABLE } from './table.js';
  * const second = evaluatePolicy(policy, first.next, 1_001, 1);
  * console.log(second.allowed, second.retryAfterMs); // false 999
  * ```
+ * @public
  */
 export function evaluatePolicy(
   policy: Policy,
@@ -71,6 +72,7 @@ export function resultOf(o: PolicyOutcome, charged: boolean, peek: boolean): Pol
  *   else if (w !== undefined) states.set(key, w.state); // expires after w.ttlMs
  * }
  * ```
+ * @public
  */
 export type StateWrite = { state: PolicyState; ttlMs: number } | null | undefined;
 
@@ -95,6 +97,7 @@ function blockedResult(r: PolicyResult, left: number): PolicyResult {
  * Which policies a store charges as shadowed (`Policy.shadow`), or undefined when none or all
  * are: a limiter whose every policy is shadowed charges as if all were enforced (its decisions
  * are mapped afterwards), so only a mix changes what a store charges.
+ * @internal
  */
 export function shadowingOf(policies: readonly Policy[]): boolean[] | undefined {
   let some = false;
@@ -147,6 +150,7 @@ export function shadowingOf(policies: readonly Policy[]): boolean[] | undefined 
  *   return results;
  * }
  * ```
+ * @public
  */
 export function evaluateAll(
   call: StoreCall,

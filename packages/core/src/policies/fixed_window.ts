@@ -12,6 +12,7 @@ import type { PolicyKindRow } from './kinds.js';
  * const daily: FixedWindowOptions = { limit: 10_000, window: '1d', name: 'daily' };
  * const policy = fixedWindow(daily);
  * ```
+ * @public
  */
 export type FixedWindowOptions = WindowOptions;
 
@@ -25,6 +26,7 @@ export type FixedWindowOptions = WindowOptions;
  * const policy = fixedWindow({ limit: 100, window: '1m' });
  * const limiter = createLimiter({ store: new MemoryStore(), policy });
  * ```
+ * @public
  */
 export function fixedWindow(options: FixedWindowOptions): Policy {
   return windowPolicy(FIXED_WINDOW, options);
@@ -44,6 +46,7 @@ export function fixedWindow(options: FixedWindowOptions): Policy {
  * fixedWindowKernel(limit, windowMs, unused, false, 0, 0, 0, undefined, 90_000, 1, v);
  * console.log(v.allowed, v.n0, v.n1); // true 60000 1
  * ```
+ * @internal
  */
 export function fixedWindowKernel(
   limit: number,

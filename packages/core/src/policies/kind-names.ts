@@ -13,6 +13,7 @@
  *   return (POLICY_KINDS as readonly string[]).includes(value);
  * }
  * ```
+ * @public
  */
 export const POLICY_KINDS = [
   'fixedWindow',
@@ -31,5 +32,6 @@ export const POLICY_KINDS = [
  *
  * const kind: PolicyKind = tokenBucket({ limit: 5, interval: '1s' }).kind; // 'tokenBucket'
  * ```
+ * @public
  */
 export type PolicyKind = (typeof POLICY_KINDS)[number];

@@ -24,6 +24,7 @@ export { POLICY_KINDS, type PolicyKind } from './kind-names.js';
  * kernel(a, b, c, false, 0, 0, 0, undefined, 90_000, 1, v);
  * console.log(v.allowed, v.n0, v.n1); // true 60000 1
  * ```
+ * @internal
  */
 export type Kernel = (
   p0: number,
@@ -54,6 +55,7 @@ export type Kernel = (
  * const refund: RefundKernel = POLICY_TABLE.fixedWindow.refund;
  * console.log(refund(limit, windowMs, unused, [60_000, 3], 90_000, 2)); // { state: [60000, 1], ttlMs: 30000 }
  * ```
+ * @internal
  */
 export type RefundKernel = (
   p0: number,
@@ -75,6 +77,7 @@ export type RefundKernel = (
  * const row: PolicyKindRow = POLICY_TABLE.leakyBucket;
  * console.log(row.tag, row.lua, row.params, row.shaping); // 'lb' 'leaky_bucket' 3 true
  * ```
+ * @internal
  */
 export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
   /** The kind the row is filed under in `POLICY_TABLE`. */
@@ -117,6 +120,7 @@ export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
  * POLICY_TABLE.quota.perCall!.write(policy, Date.now(), argv, 0);
  * console.log(argv); // [start of today, its end, the end of tomorrow], in ms
  * ```
+ * @internal
  */
 export interface PerCallParams {
   /** `ARGV` entries the fragment reads after the row's `params` (the rest of its `@params`). */

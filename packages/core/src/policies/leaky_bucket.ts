@@ -16,6 +16,7 @@ import { bucketKernel, bucketRefund } from './token_bucket.js';
  * const options: LeakyBucketOptions = { limit: 10, interval: '1s', queue: 20, name: 'smooth' };
  * const policy = leakyBucket(options);
  * ```
+ * @public
  */
 export interface LeakyBucketOptions extends Named {
   /** Requests that leave the bucket per `interval`, evenly spaced. */
@@ -51,6 +52,7 @@ const LEAKY_BUCKET_NAMES = {
  * const d = await limiter.limit('job-queue');
  * if (d.allowed) await sleep(d.delayMs);
  * ```
+ * @public
  */
 export function leakyBucket(options: LeakyBucketOptions): Policy {
   return bucketPolicy(LEAKY_BUCKET, options, 'queue', LEAKY_BUCKET_NAMES);
@@ -70,6 +72,7 @@ export function leakyBucket(options: LeakyBucketOptions): Policy {
  * leakyBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, v.n2, undefined, 1_000, 1, v);
  * console.log(v.delayMs); // 100
  * ```
+ * @internal
  */
 export function leakyBucketKernel(
   capacity: number,

@@ -24,6 +24,7 @@ type Evaluate = (policy: Policy, state: PolicyState | undefined, now: number) =>
  * const from: MigrateKeysFrom = '0.1';
  * const migrating = (call: StoreCall): boolean => call.migrate === from;
  * ```
+ * @beta
  */
 export type MigrateKeysFrom = '0.1';
 
@@ -43,6 +44,7 @@ const LEGACY = new WeakMap<Policy, string>();
  * const policy = fixedWindow({ limit: 100, window: '1m' });
  * const key = policyKey('api', encodeIdentity('user_42'), legacyPolicyId(policy)); // 'api:{user_42}:fw:NiKzO'
  * ```
+ * @beta
  */
 export function legacyPolicyId(policy: Policy): string {
   let id = LEGACY.get(policy);

@@ -15,6 +15,7 @@ import type { Kernel, PolicyKindRow, RefundKernel } from './kinds.js';
  * const monthly: QuotaOptions = { limit: 100_000, per: 'month', timeZone: 'America/New_York' };
  * const policy = quota(monthly);
  * ```
+ * @public
  */
 export interface QuotaOptions extends Named {
   /** Units admitted per period. */
@@ -54,6 +55,7 @@ const QUOTA_NAMES = {
  * });
  * const d = await limiter.limit('customer-42');
  * ```
+ * @public
  */
 export function quota(options: QuotaOptions): Policy {
   return calendarPolicy(QUOTA, options, QUOTA_NAMES);
@@ -76,6 +78,7 @@ export function quota(options: QuotaOptions): Policy {
  * quotaKernel(100, end, 0, false, 0, 0, 0, undefined, start, 1, v);
  * console.log(v.allowed, v.nextResetAfterMs / 3_600_000); // true 23
  * ```
+ * @internal
  */
 export function quotaKernel(
   limit: number,
@@ -112,6 +115,7 @@ export function quotaKernel(
  * caller's is counted in the period ending at `b0`: exact within a period of skew, and beyond,
  * it waits longer, never admits more); NaN past `b2`, where the script refuses the call (it
  * cannot know that period's end).
+ * @internal
  */
 export function quotaPeriodEnd(b0: number, b1: number, b2: number, t: number): number {
   if (t >= b2) return Number.NaN;

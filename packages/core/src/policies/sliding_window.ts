@@ -13,6 +13,7 @@ import type { PolicyKindRow } from './kinds.js';
  * const perMinute: SlidingWindowOptions = { limit: 600, window: '1m', name: 'per-minute' };
  * const policy = slidingWindow(perMinute);
  * ```
+ * @public
  */
 export type SlidingWindowOptions = WindowOptions;
 
@@ -26,6 +27,7 @@ export type SlidingWindowOptions = WindowOptions;
  * const policy = slidingWindow({ limit: 100, window: '1m' });
  * const limiter = createLimiter({ store: new MemoryStore(), policy });
  * ```
+ * @public
  */
 export function slidingWindow(options: SlidingWindowOptions): Policy {
   return windowPolicy(SLIDING_WINDOW, options);
@@ -43,6 +45,7 @@ export function slidingWindow(options: SlidingWindowOptions): Policy {
  * slidingWindowKernel(100, 60_000, 0, true, 60_000, 0, 100, undefined, 90_000, 1, v);
  * console.log(v.allowed, v.remaining); // previous window still weighs half
  * ```
+ * @internal
  */
 export function slidingWindowKernel(
   limit: number,

@@ -13,6 +13,7 @@ import type { PolicyKindRow } from './kinds.js';
  * const login: SlidingWindowLogOptions = { limit: 5, window: '15m', name: 'login' };
  * const policy = slidingWindowLog(login);
  * ```
+ * @public
  */
 export type SlidingWindowLogOptions = WindowOptions;
 
@@ -33,6 +34,7 @@ export type SlidingWindowLogOptions = WindowOptions;
  *     ? slidingWindowLog({ limit, window: '1m' })
  *     : slidingWindow({ limit, window: '1m' });
  * ```
+ * @public
  */
 export const MAX_LOG_LIMIT = 10_000;
 
@@ -47,6 +49,7 @@ export const MAX_LOG_LIMIT = 10_000;
  * const policy = slidingWindowLog({ limit: 100, window: '1m' });
  * const limiter = createLimiter({ store: new MemoryStore(), policy });
  * ```
+ * @public
  */
 export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
   const p = windowPolicy(SLIDING_WINDOW_LOG, options);
@@ -74,6 +77,7 @@ export function slidingWindowLog(options: SlidingWindowLogOptions): Policy {
  * slidingWindowLogKernel(100, 60_000, 0, false, 0, 0, 0, undefined, 5_000, 2, v);
  * console.log(v.log); // [5000, 0, 2]
  * ```
+ * @internal
  */
 export function slidingWindowLogKernel(
   limit: number,

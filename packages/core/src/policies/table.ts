@@ -21,6 +21,7 @@ import { TOKEN_BUCKET } from './token_bucket.js';
  * const argv = policies.reduce((n, p) => n + POLICY_TABLE[p.kind].params, 4); // 10
  * const shapes = policies.some((p) => POLICY_TABLE[p.kind].shaping); // true
  * ```
+ * @internal
  */
 export const POLICY_TABLE: { readonly [K in PolicyKind]: PolicyKindRow<K> } = {
   fixedWindow: FIXED_WINDOW,

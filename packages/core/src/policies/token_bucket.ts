@@ -15,6 +15,7 @@ import type { PolicyKindRow } from './kinds.js';
  * const options: TokenBucketOptions = { limit: 10, interval: '1s', burst: 20, name: 'burst' };
  * const policy = tokenBucket(options);
  * ```
+ * @public
  */
 export interface TokenBucketOptions extends Named {
   /** Tokens refilled per `interval`. */
@@ -44,6 +45,7 @@ const TOKEN_BUCKET_NAMES = {
  * const policy = tokenBucket({ limit: 100, interval: '1m', burst: 20 });
  * const limiter = createLimiter({ store: new MemoryStore(), policy });
  * ```
+ * @public
  */
 export function tokenBucket(options: TokenBucketOptions): Policy {
   return bucketPolicy(TOKEN_BUCKET, options, 'burst', TOKEN_BUCKET_NAMES);
@@ -73,6 +75,7 @@ export function tokenBucket(options: TokenBucketOptions): Policy {
  * bucketKernel(true, capacity, perUnit, perMs, true, v.n0, v.n1, v.n2, 1_000, 1, v);
  * console.log(v.delayMs); // 100
  * ```
+ * @internal
  */
 export function bucketKernel(
   shaping: boolean,
@@ -147,6 +150,7 @@ export function rescaledTicks(ticks: number, fromPerMs: number, perMs: number): 
  * tokenBucketKernel(capacity, perUnit, perMs, true, v.n0, v.n1, v.n2, undefined, 0, 1, v);
  * console.log(v.allowed, v.retryAfterMs); // false 500
  * ```
+ * @internal
  */
 export function tokenBucketKernel(
   capacity: number,

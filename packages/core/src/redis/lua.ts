@@ -21,6 +21,7 @@ import { assembleBatchScript } from './assemble-batch.js';
  * const script: LimitScript = scriptForKinds(['tokenBucket', 'fixedWindow']);
  * const sha1 = await redis.call('SCRIPT', 'LOAD', script.source); // equals script.sha1
  * ```
+ * @public
  */
 export interface LimitScript {
   readonly source: string;
@@ -78,6 +79,7 @@ export function compileScript(
  * const { source, sha1 } = scriptForKinds(['slidingWindow']);
  * console.log(`EVALSHA ${sha1}`, `${source.length} bytes of Lua`);
  * ```
+ * @public
  */
 export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
   return compileScript('one', kinds);
@@ -98,6 +100,7 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  * const reply = await evalsha(script.sha1, call.keys, encodeScriptArgs(call));
  * const { results } = decodeScriptReply(reply, call.policies.length, call.overrides);
  * ```
+ * @public
  */
 export function scriptFor(
   policies: readonly Policy[],

@@ -13,6 +13,7 @@ import type { OptionNames } from '../options.js';
  * const options: RedisStoreOptions = { clock: 'client', now: Date.now, rejectIfNotReady: true };
  * const store = new IoRedisStore(new Redis(), options);
  * ```
+ * @public
  */
 export interface RedisStoreOptions {
   /**
@@ -68,6 +69,7 @@ export interface RedisStoreOptions {
    * plain `DEL`, nothing is subscribed, and the caches serve a denial at most
    * `blockCache.maxStaleMs`.
    * @default true ({ channel: 'floodgate:changes' })
+   * @beta
    */
   changes?: boolean | { channel?: string };
 }

@@ -61,6 +61,7 @@ function encodedOf(policies: readonly Policy[]): Encoded {
  * declare const call: StoreCall;
  * const argv = encodeScriptArgs(call, Date.now()); // [mode, cost, now, deadline, ...params]
  * ```
+ * @public
  */
 export function encodeScriptArgs(
   call: StoreCall,
@@ -110,6 +111,7 @@ export function writeScriptArgs(
  * const { results, time }: ScriptReply = decodeScriptReply(reply, 1);
  * console.log(results[0]?.allowed, time);
  * ```
+ * @public
  */
 export interface ScriptReply {
   readonly results: PolicyResult[];
@@ -134,6 +136,7 @@ export interface ScriptReply {
  *   if (isFloodgateError(error)) console.log(error.code); // 'STORE_PROTOCOL'
  * }
  * ```
+ * @public
  */
 export function decodeScriptReply(
   reply: unknown,

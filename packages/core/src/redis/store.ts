@@ -45,6 +45,7 @@ import type { RedisTransport } from './transport.js';
  *   }
  * }
  * ```
+ * @public
  */
 export class RedisStore implements Store, LeaseStore, OverrideStore {
   /** For metrics and traces (`Store.kind`); each client's store names itself. */
@@ -117,6 +118,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
    * (`Store.watch`); the first listener opens the subscriber connection, the last one to stop
    * closes it. Without a feed (`changes: false`, or a client that cannot subscribe) it never
    * calls `listener`, and the caches fall back to their staleness bound.
+   * @beta
    */
   watch(listener: (change: StoreChange) => void): () => void {
     return this.#feed === undefined ? () => {} : this.#feed.watch(listener);
@@ -169,6 +171,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
   /**
    * One run of the override script: sets (expiring at its until) or deletes each key, then tells
    * the change feed, as a reset does, so other processes' cached denials go.
+   * @beta
    */
   async writeOverrides(
     keys: readonly string[],
@@ -178,7 +181,10 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     if (keys.length > 0) this.#announce(keys[0]!);
   }
 
-  /** One run of the override script: each key's override in force, undefined for none. */
+  /**
+   * One run of the override script: each key's override in force, undefined for none.
+   * @beta
+   */
   readOverrides(keys: readonly string[]): Promise<readonly (PolicyState | undefined)[]> {
     return this.#overrides.read(keys);
   }

@@ -18,6 +18,7 @@
  *   isReady: () => client.connected,
  * };
  * ```
+ * @public
  */
 export interface RedisTransport {
   /** Names the client in error messages: `Redis (<label>) failed: …`. */
@@ -57,11 +58,13 @@ export interface RedisTransport {
    * (it must not reconnect on its own: the store opens a new one, and a reconnect would hide the
    * messages missed meanwhile), or when the app closes this client. Without it, the store has
    * no change feed and the caches fall back to their staleness bound.
+   * @beta
    */
   subscribe?(channel: string, events: SubscriberEvents): Promise<RedisSubscriber>;
   /**
    * True once the app closed this client for good: the store then opens no subscriber (and
    * asks again later). Without it, the client is taken to be open.
+   * @beta
    */
   isClosed?(): boolean;
 }
@@ -77,6 +80,7 @@ export interface RedisTransport {
  *   lost: () => console.log('subscriber gone: messages may be missed until the next one'),
  * };
  * ```
+ * @beta
  */
 export interface SubscriberEvents {
   /** A message published on the channel, as text. */
@@ -95,6 +99,7 @@ export interface SubscriberEvents {
  * await subscriber.ping?.(); // every message published before this PING has been delivered
  * subscriber.close();
  * ```
+ * @beta
  */
 export interface RedisSubscriber {
   /**

@@ -38,6 +38,7 @@ declare global {
  * };
  * const middleware = rateLimit(options);
  * ```
+ * @public
  */
 export type ExpressRateLimitOptions = RateLimitOptions<Request>;
 
@@ -82,6 +83,7 @@ function routeOf(req: Request, framework: FrameworkSettings): string | undefined
  * app.use(rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback' }) }));
  * app.post('/login', rateLimit({ limiter: loginLimiter }), (req, res) => res.send('ok'));
  * ```
+ * @public
  */
 export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
   const engine = createEngine(options as RateLimitOptions);
@@ -114,6 +116,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
  * const app = express();
  * app.post('/export', concurrencyLimit({ limiter }), (req, res) => res.send('ok'));
  * ```
+ * @public
  */
 export function concurrencyLimit(options: ConcurrencyLimitOptions<Request>): RequestHandler {
   const enter = createConcurrencyEngine(options as ConcurrencyLimitOptions);

@@ -8,6 +8,7 @@ import { FloodgateError } from '@floodgate/core';
  *
  * const hook: FastifyHook = 'preHandler';
  * ```
+ * @public
  */
 export type FastifyHook = 'onRequest' | 'preHandler';
 

@@ -48,6 +48,7 @@ import {
  * const strict: FastifyRouteRateLimitOptions = { limiter: loginLimiter, key: ipKey() };
  * app.post('/login', { config: { floodgate: strict } }, async () => 'ok');
  * ```
+ * @public
  */
 export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRequest> {
   /**
@@ -96,6 +97,7 @@ export interface FastifyRouteRateLimitOptions extends RateLimitOptions<FastifyRe
  * await app.register(rateLimit, options);
  * app.get('/export', { config: { floodgate: {} } }, async () => 'csv');
  * ```
+ * @public
  */
 export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   /**
@@ -287,6 +289,7 @@ Object.assign(plugin, {
  * app.get('/search', { config: { floodgate: { limiter: searchLimiter } } }, async () => []);
  * app.get('/health', { config: { floodgate: false } }, async () => 'ok');
  * ```
+ * @public
  */
 export const rateLimit = plugin;
 
@@ -306,6 +309,7 @@ export const rateLimit = plugin;
  * const app = Fastify();
  * app.post('/export', { onRequest: concurrencyLimit({ limiter }) }, async () => 'ok');
  * ```
+ * @public
  */
 export function concurrencyLimit(
   options: ConcurrencyLimitOptions<FastifyRequest>,

@@ -24,6 +24,7 @@ export function toHeaders(outcome: Outcome): Headers {
  * const upstream = await fetch('https://api.example.com/items');
  * const response = withHeaders(upstream, new Headers({ RateLimit: '"api";r=99;t=60' }));
  * ```
+ * @public
  */
 export function withHeaders(response: Response, headers: Headers): Response {
   const out = writable(response);

@@ -27,6 +27,7 @@ import { type AddressOf, FetchView } from './view.js';
  * };
  * const limit = rateLimit(options);
  * ```
+ * @public
  */
 export interface FetchRateLimitOptions<A extends unknown[] = unknown[]>
   extends RateLimitOptions<Request> {
@@ -55,6 +56,7 @@ export interface FetchRateLimitOptions<A extends unknown[] = unknown[]>
  *   return headers ? withHeaders(response, headers) : response;
  * }
  * ```
+ * @public
  */
 export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
   /** `rest`: what the runtime passed the handler after the request, handed to `getAddress`. */
@@ -82,6 +84,7 @@ const noop = (): void => {};
  * const limit = rateLimit({ limiter, key: headerKey('x-api-key') });
  * export default { fetch: limit.wrap(async (request) => new Response('ok')) };
  * ```
+ * @public
  */
 export function rateLimit<A extends unknown[] = unknown[]>(
   options: FetchRateLimitOptions<A>,
@@ -168,6 +171,7 @@ export function rateLimit<A extends unknown[] = unknown[]>(
  *   getAddress: (request) => request.headers.get('cf-connecting-ip') ?? undefined,
  * };
  * ```
+ * @public
  */
 export interface FetchConcurrencyLimitOptions<A extends unknown[] = unknown[]>
   extends ConcurrencyLimitOptions<Request> {
@@ -184,6 +188,7 @@ export interface FetchConcurrencyLimitOptions<A extends unknown[] = unknown[]>
  * declare const inFlight: FetchConcurrencyLimiter;
  * export default { fetch: inFlight.wrap(async () => new Response('ok')) };
  * ```
+ * @public
  */
 export interface FetchConcurrencyLimiter<A extends unknown[] = unknown[]> {
   /** Wraps a handler: denials are answered; an admitted request holds a lease until its response is done. */
@@ -210,6 +215,7 @@ export interface FetchConcurrencyLimiter<A extends unknown[] = unknown[]> {
  * });
  * export default { fetch: inFlight.wrap(async () => new Response('ok')) };
  * ```
+ * @public
  */
 export function concurrencyLimit<A extends unknown[] = unknown[]>(
   options: FetchConcurrencyLimitOptions<A>,

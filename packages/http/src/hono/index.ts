@@ -26,6 +26,7 @@ import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
  * };
  * const middleware = rateLimit(options);
  * ```
+ * @public
  */
 export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
   /**
@@ -50,6 +51,7 @@ export interface HonoRateLimitOptions extends RateLimitOptions<Context> {
  * app.use('*', rateLimit({ limiter }));
  * app.get('/', (c) => c.json({ left: c.get('rateLimit')?.remaining }));
  * ```
+ * @public
  */
 export interface RateLimitEnv {
   Variables: { rateLimit: Decision | undefined };
@@ -143,6 +145,7 @@ function applyHeaders(c: Context, outcome: Outcome): void {
  * const app = new Hono();
  * app.use('/api/*', rateLimit({ limiter, key: headerKey('x-api-key') }));
  * ```
+ * @public
  */
 export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<RateLimitEnv> {
   const { getAddress = nodeServerAddress, ...shared } = options;
@@ -195,6 +198,7 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
  *   getAddress: (c) => c.req.header('cf-connecting-ip'),
  * };
  * ```
+ * @public
  */
 export interface HonoConcurrencyLimitOptions extends ConcurrencyLimitOptions<Context> {
   /** The client's address for `ipKey()`. @default the node-server socket's address */
@@ -217,6 +221,7 @@ export interface HonoConcurrencyLimitOptions extends ConcurrencyLimitOptions<Con
  * const app = new Hono();
  * app.use('/export/*', concurrencyLimit({ limiter }));
  * ```
+ * @public
  */
 export function concurrencyLimit(options: HonoConcurrencyLimitOptions): MiddlewareHandler {
   const { getAddress = nodeServerAddress, ...shared } = options ?? {};

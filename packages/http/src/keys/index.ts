@@ -12,6 +12,7 @@ import { warnOnce } from '../shared/validations.js';
  * declare const apiKeys: { has(key: string): Promise<boolean> };
  * const options: HeaderKeyOptions = { verify: (value) => apiKeys.has(value) };
  * ```
+ * @public
  */
 export interface HeaderKeyOptions<Raw = unknown> {
   /**
@@ -41,6 +42,7 @@ const OPTION_NAMES = { verify: true } as const satisfies OptionNames<HeaderKeyOp
  * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
  * const limitByKey = rateLimit({ limiter, key: firstKey(apiKey, ipKey()) });
  * ```
+ * @public
  */
 export function headerKey<Raw = unknown>(
   name: string,
@@ -106,6 +108,7 @@ const escapePart = (part: string): string => part.replace(/[\\|]/g, (c) => `\\${
  * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
  * const perRoutePerKey: KeyFunction = combineKeys(routeKey(), apiKey);
  * ```
+ * @public
  */
 export function combineKeys(...keys: KeyFunction[]): KeyFunction {
   checkKeys(keys, 'combineKeys');
@@ -134,6 +137,7 @@ export function combineKeys(...keys: KeyFunction[]): KeyFunction {
  * const apiKey = headerKey('x-api-key', { verify: (value) => apiKeys.has(value) });
  * const apiKeyOrIp: KeyFunction = firstKey(apiKey, ipKey());
  * ```
+ * @public
  */
 export function firstKey(...keys: KeyFunction[]): KeyFunction {
   checkKeys(keys, 'firstKey');

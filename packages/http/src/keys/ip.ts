@@ -16,6 +16,7 @@ import { runtimeName, warnOnce } from '../shared/validations.js';
  * const options: IpKeyOptions = { trustProxy: 'loopback', ipv6Prefix: 64 };
  * const key = ipKey(options);
  * ```
+ * @public
  */
 export interface IpKeyOptions {
   /**
@@ -44,6 +45,7 @@ export interface IpKeyOptions {
  * trust('10.1.2.3', 1); // true
  * trust('203.0.113.9', 1); // false
  * ```
+ * @public
  */
 export function compileTrust(trust: TrustProxy | undefined): TrustFunction {
   if (trust === undefined || trust === false) return () => false;
@@ -111,6 +113,7 @@ function checkPrefix(
  * normalizeAddress('::ffff:192.0.2.7'); // '192.0.2.7'
  * normalizeAddress('192.0.2.7', 56, 24); // '192.0.2.0/24'
  * ```
+ * @public
  */
 export function normalizeAddress(address: string, ipv6Prefix = 56, ipv4Prefix = 32): string {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
@@ -149,6 +152,7 @@ const V6_BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
  * stripPort('[2001:db8::1]:40000'); // '2001:db8::1'
  * stripPort('2001:db8::1'); // '2001:db8::1'
  * ```
+ * @public
  */
 export function stripPort(address: string): string {
   const v4 = V4_PORT.exec(address);
@@ -176,6 +180,7 @@ export function stripPort(address: string): string {
  *   return address === undefined ? undefined : `anon:${address}`;
  * };
  * ```
+ * @public
  */
 export function clientAddress(request: RateLimitRequest, trust: TrustFunction): string | undefined {
   if (request.address === undefined || request.address === '') {
@@ -263,6 +268,7 @@ const OPTION_NAMES = {
  * declare const limiter: Limiter;
  * const perIp = rateLimit({ limiter, key: ipKey({ trustProxy: 'loopback', ipv6Prefix: 64 }) });
  * ```
+ * @public
  */
 export function ipKey(options: IpKeyOptions = {}): KeyFunction {
   if (typeof options !== 'object' || options === null) {

@@ -28,6 +28,7 @@ function decodeSegment(segment: string): string {
  * canonicalPath('/a/./b/../%73earch'); // '/a/search'
  * canonicalPath('/Search/', { caseSensitive: true, strictRouting: true }); // '/Search/'
  * ```
+ * @public
  */
 export function canonicalPath(
   target: string,
@@ -75,6 +76,7 @@ export function canonicalPath(
  * declare const limiter: Limiter;
  * const perRoutePerIp = rateLimit({ limiter, key: combineKeys(routeKey(), ipKey()) });
  * ```
+ * @public
  */
 export function routeKey(): KeyFunction {
   return (request) => {

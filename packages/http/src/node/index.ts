@@ -34,6 +34,7 @@ declare module 'http' {
  * };
  * const limit = rateLimit(options);
  * ```
+ * @public
  */
 export type NodeRateLimitOptions = RateLimitOptions<IncomingMessage>;
 
@@ -51,6 +52,7 @@ export type NodeRateLimitOptions = RateLimitOptions<IncomingMessage>;
  *   };
  * }
  * ```
+ * @public
  */
 export type NodeRateLimiter = (
   req: IncomingMessage,
@@ -74,6 +76,7 @@ export type NodeRateLimiter = (
  *   res.end('ok');
  * }).listen(3000);
  * ```
+ * @public
  */
 export function rateLimit(options: NodeRateLimitOptions): NodeRateLimiter {
   const engine = createEngine(options as RateLimitOptions);
@@ -116,6 +119,7 @@ export function rateLimit(options: NodeRateLimitOptions): NodeRateLimiter {
  *   res.end('ok');
  * }).listen(3000);
  * ```
+ * @public
  */
 export function concurrencyLimit(
   options: ConcurrencyLimitOptions<IncomingMessage>,

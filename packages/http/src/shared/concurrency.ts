@@ -25,6 +25,7 @@ import type { KeyFunction, RateLimitRequest } from './types.js';
  *   status: 503,
  * };
  * ```
+ * @public
  */
 export interface ConcurrencyLimitOptions<Raw = unknown> {
   /** The limiter (`createConcurrencyLimiter` from `@floodgate/core/concurrency`). */

@@ -27,6 +27,7 @@ import { bindValidator } from './validations.js';
  *   return false;
  * }
  * ```
+ * @public
  */
 export type Outcome =
   | {
@@ -69,6 +70,7 @@ export type Outcome =
  *   return outcome.action === 'next';
  * }
  * ```
+ * @public
  */
 export interface RateLimitEngine {
   /**
@@ -94,6 +96,7 @@ export interface RateLimitEngine {
  * declare const request: Request;
  * const hold: HoldSignal = request.signal;
  * ```
+ * @public
  */
 export type HoldSignal =
   | AbortSignal
@@ -202,6 +205,7 @@ async function denial(
  * // undefined: the client left while held. 'respond': send outcome.status, .headers and .body;
  * // 'next': set .headers, then go on.
  * ```
+ * @public
  */
 export function createEngine(
   options: RateLimitOptions,

@@ -12,6 +12,7 @@
  * const nearestProxy: TrustFunction = (address, hop) => hop === 0 && address === '127.0.0.1';
  * const key = ipKey({ trustProxy: nearestProxy });
  * ```
+ * @public
  */
 export type TrustFunction = (address: string, hop: number) => boolean;
 
@@ -27,6 +28,7 @@ export type TrustFunction = (address: string, hop: number) => boolean;
  * const trustProxy: TrustProxy = ['loopback', '10.0.0.0/8'];
  * const key = ipKey({ trustProxy });
  * ```
+ * @public
  */
 export type TrustProxy = boolean | number | string | readonly string[] | TrustFunction;
 
@@ -46,6 +48,7 @@ export type TrustProxy = boolean | number | string | readonly string[] | TrustFu
  *   trustProxy: 'loopback',
  * };
  * ```
+ * @public
  */
 export interface FrameworkSettings {
   /** For messages, e.g. `'Express'`. */

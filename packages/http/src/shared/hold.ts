@@ -31,6 +31,7 @@ export function releaseHold(): void {
  *   // The client went away while queued: do not run the handler.
  * }
  * ```
+ * @public
  */
 export function queueDelay(ms: number, signal?: AbortSignal): Promise<boolean> {
   if (ms <= 0) return Promise.resolve(!signal?.aborted);

@@ -77,6 +77,7 @@ export function isLatestReport(raw: unknown, outcome: object): boolean {
  *   fetch: limit.wrap(async (request) => Response.json({ left: rateLimitOf(request)?.remaining })),
  * };
  * ```
+ * @public
  */
 export function rateLimitOf(request: object): Decision | undefined {
   return ledgers.get(request)?.merged;

@@ -150,6 +150,7 @@ function jitterBound(value: JitterBound): number {
  * parseJitter([0, '5s']); // [0, 5000]
  * parseJitter('500ms'); // [0, 500]
  * ```
+ * @public
  */
 export function parseJitter(value: RateLimitOptions['retryAfterJitter']): [number, number] {
   if (value === undefined) return [0, 0];

@@ -17,6 +17,7 @@ import type { ProblemDetails, ProblemPolicy } from './types.js';
  *   random: Math.random,
  * };
  * ```
+ * @public
  */
 export interface HeaderSettings {
   readonly standard: 'draft-6' | 'draft-7' | 'draft-8' | false;
@@ -37,6 +38,7 @@ export interface HeaderSettings {
  * retryAfterSeconds(1500); // 2
  * retryAfterSeconds(1500, [0, 5000]); // 2 to 7
  * ```
+ * @public
  */
 export function retryAfterSeconds(
   retryAfterMs: number,
@@ -62,6 +64,7 @@ export function retryAfterSeconds(
  * const { headers, retryAfter } = decisionHeaders(decision, settings);
  * const response = new Response(null, { status: retryAfter === undefined ? 204 : 429, headers });
  * ```
+ * @public
  */
 export function decisionHeaders(
   decision: Decision,
@@ -108,6 +111,7 @@ function problemPolicy(p: PolicyDecision): ProblemPolicy {
  *   headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '2' },
  * });
  * ```
+ * @public
  */
 export function tooManyRequestsProblem(decision: Decision, retryAfter: number): ProblemDetails {
   // A shadowed policy's denial is reported in `policies`, not named as violated.
@@ -137,6 +141,7 @@ export function tooManyRequestsProblem(decision: Decision, retryAfter: number): 
  *   headers: { 'Content-Type': 'application/problem+json' },
  * });
  * ```
+ * @public
  */
 export function unavailableProblem(): ProblemDetails {
   return {
@@ -158,6 +163,7 @@ export function unavailableProblem(): ProblemDetails {
  * mergeExposeHeaders('Content-Length', ['RateLimit', 'RateLimit-Policy']);
  * // 'Content-Length, RateLimit, RateLimit-Policy'
  * ```
+ * @public
  */
 export function mergeExposeHeaders(existing: string | undefined, names: readonly string[]): string {
   // The common cases: nothing there yet (no CORS middleware before us), or exactly our own list

@@ -29,6 +29,7 @@ export interface Charge {
  *   outcome.settle?.(status);
  * }
  * ```
+ * @public
  */
 export type Settle = (status: number | undefined) => void;
 

@@ -17,6 +17,7 @@ import type { RateLimitWarning, ValidateOption } from './validations.js';
  *   return tenant === undefined ? undefined : `tenant:${tenant}:${request.method}`;
  * }
  * ```
+ * @public
  */
 export interface RateLimitRequest<Raw = unknown> {
   readonly method: string;
@@ -56,6 +57,7 @@ type Awaitable<T> = T | Promise<T>;
  *   return user === undefined ? undefined : `user:${user}`;
  * };
  * ```
+ * @public
  */
 export type KeyFunction<Raw = unknown> = (
   request: RateLimitRequest<Raw>,
@@ -73,6 +75,7 @@ export type KeyFunction<Raw = unknown> = (
  * const byPlan: LimiterChoice = (request) =>
  *   request.header('x-plan') === 'pro' ? proLimiter : freeLimiter;
  * ```
+ * @public
  */
 export type LimiterChoice<Raw = unknown> =
   | Limiter
@@ -97,6 +100,7 @@ export type LimiterChoice<Raw = unknown> =
  *     interval: '1m',
  *   });
  * ```
+ * @public
  */
 export type PolicyChoice<Raw = unknown> =
   | Policy
@@ -112,6 +116,7 @@ export type PolicyChoice<Raw = unknown> =
  * // Writes count five times as much as reads.
  * const cost: CostOption = (request) => (request.method === 'GET' ? 1 : 5);
  * ```
+ * @public
  */
 export type CostOption<Raw = unknown> =
   | number
@@ -127,6 +132,7 @@ export type CostOption<Raw = unknown> =
  * const most: JitterBound = '5s';
  * const least: JitterBound = 500;
  * ```
+ * @public
  */
 export type JitterBound = number | string;
 
@@ -143,6 +149,7 @@ export type JitterBound = number | string;
  * const retryAfterJitter: JitterRange = ['1s', '5s']; // 1 to 5 s added to every Retry-After
  * const limit = rateLimit({ limiter, retryAfterJitter });
  * ```
+ * @public
  */
 export type JitterRange = JitterBound | readonly [JitterBound, JitterBound];
 
@@ -162,6 +169,7 @@ export type JitterRange = JitterBound | readonly [JitterBound, JitterBound];
  * ];
  * const limit = rateLimit({ rules });
  * ```
+ * @public
  */
 export interface RateLimitRule<Raw = unknown> {
   /** The limiter, or a per-request choice of limiter. Give this or `policy`. @default none */
@@ -189,6 +197,7 @@ export interface RateLimitRule<Raw = unknown> {
  *   body: { error: 'slow_down' },
  * };
  * ```
+ * @public
  */
 export interface LimitedResponse {
   /** @default 429 */
@@ -214,6 +223,7 @@ export interface LimitedResponse {
  *   return { body: `Too many requests (${names}); retry in ${context.retryAfterSeconds} s.` };
  * }
  * ```
+ * @public
  */
 export interface LimitedContext<Raw = unknown> {
   readonly request: RateLimitRequest<Raw>;
@@ -238,6 +248,7 @@ export interface LimitedContext<Raw = unknown> {
  * const problem = (await response.json()) as ProblemDetails;
  * console.warn(`${problem.title}: ${problem.violated?.join(', ')}, retry in ${problem.retryAfter} s`);
  * ```
+ * @public
  */
 export interface ProblemDetails {
   readonly type: string;
@@ -263,6 +274,7 @@ export interface ProblemDetails {
  * const exhausted: ProblemPolicy[] = (problem.policies ?? []).filter((p) => p.remaining === 0);
  * for (const p of exhausted) console.warn(`${p.name}: ${p.limit} used up, whole in ${p.resetSeconds} s`);
  * ```
+ * @public
  */
 export interface ProblemPolicy {
   readonly name: string;
@@ -289,6 +301,7 @@ export interface ProblemPolicy {
  *   retryAfterJitter: '5s',
  * };
  * ```
+ * @public
  */
 export interface RateLimitOptions<Raw = unknown> {
   /**

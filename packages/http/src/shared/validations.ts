@@ -11,6 +11,7 @@ import { createSlot } from './slot.js';
  *
  * const expected: WarningCode = 'UNTRUSTED_X_FORWARDED_FOR';
  * ```
+ * @public
  */
 export type WarningCode =
   | 'UNVERIFIED_HEADER_KEY'
@@ -40,6 +41,7 @@ const DOCS = 'https://github.com/floodgate/floodgate/blob/main/docs/http.md';
  *   console.error(`[${warning.code}] ${warning.message} (${warning.help})`);
  * }
  * ```
+ * @public
  */
 export interface RateLimitWarning {
   readonly code: WarningCode;
@@ -58,6 +60,7 @@ export interface RateLimitWarning {
  * // The gateway in front verifies API keys and strips the header otherwise.
  * const validate: ValidateOption = { UNVERIFIED_HEADER_KEY: false };
  * ```
+ * @public
  */
 export type ValidateOption = boolean | Partial<Record<WarningCode, boolean>>;
 

@@ -13,6 +13,7 @@ import type { Store } from '@floodgate/core/store';
  * // A store factory may answer at once or after some async setup.
  * const makeStore = (now: () => number): Awaitable<MemoryStore> => new MemoryStore({ now });
  * ```
+ * @public
  */
 export type Awaitable<T> = T | PromiseLike<T>;
 
@@ -32,6 +33,7 @@ export type Awaitable<T> = T | PromiseLike<T>;
  *   toBeLessThanOrEqual: (n) => assert.ok((actual as number) <= n),
  * });
  * ```
+ * @public
  */
 export interface Expectation {
   toBe(expected: unknown): void;
@@ -52,6 +54,7 @@ export interface Expectation {
  * const api: TestApi = { describe, it, expect, afterAll };
  * storeConformance(api, { name: 'MemoryStore', makeStore: ({ now }) => new MemoryStore({ now }) });
  * ```
+ * @public
  */
 export interface TestApi {
   describe(name: string, fn: () => void): void;
@@ -71,6 +74,7 @@ export interface TestApi {
  * // The store reads the suite's clock on every call, so the suite can travel in time.
  * const makeStore = ({ now }: StoreContext) => new MemoryStore({ now });
  * ```
+ * @public
  */
 export interface StoreContext {
   /**
@@ -95,6 +99,7 @@ export interface StoreContext {
  * // MemoryStore runs on the suite's clock, so its TTLs are exact; it lists no keys.
  * const inspect: StoreInspector<MemoryStore> = { ttl: (key, store) => store.ttl(key) };
  * ```
+ * @public
  */
 export interface StoreInspector<S extends Store = Store> {
   /**
@@ -132,6 +137,7 @@ export interface StoreInspector<S extends Store = Store> {
  * };
  * storeConformance({ describe, it, expect }, options);
  * ```
+ * @public
  */
 export interface ConformanceOptions<S extends Store = Store> {
   /** Shown as the top-level `describe`. */

@@ -31,6 +31,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * const options: RedisBatchTestsOptions<unknown> = { adapters: [IOREDIS_5, IOREDIS_6], seed: 7 };
  * redisBatchTests({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisBatchTestsOptions<C> {
   /** One `describe` per adapter. */
@@ -75,6 +76,7 @@ type Outcome = Decision | 'reset' | string;
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * redisBatchTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
  * ```
+ * @public
  */
 export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsOptions<C>): void {
   const { describe, it, expect } = api;

@@ -74,6 +74,7 @@ export interface ChaosReport {
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveChaosWorker(ADAPTERS);
  * ```
+ * @public
  */
 export async function serveChaosWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],

@@ -25,6 +25,7 @@ import type { RedisSuiteApi } from './types.js';
  *   seed: 7,
  * };
  * ```
+ * @public
  */
 export interface RedisChaosTestsOptions {
   /** The package's chaos worker script (absolute path): it calls `serveChaosWorker(adapters)`. */
@@ -82,6 +83,7 @@ async function inject(fault: Fault, server: RedisServer, proxy: FaultProxy, ms: 
  *   workers: Array.from({ length: 4 }, () => 'IoRedisStore with ioredis 5'), // four app servers
  * });
  * ```
+ * @public
  */
 export function redisChaosTests(api: RedisSuiteApi, options: RedisChaosTestsOptions): void {
   const { describe, it, expect } = api;

@@ -20,6 +20,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  *   worker: fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)),
  * };
  * ```
+ * @public
  */
 export interface RedisClusterEventTestsOptions<C> {
   /** Adapters with `createCluster`; each gets every test, on one shared cluster, in turn. */
@@ -55,6 +56,7 @@ export interface RedisClusterEventTestsOptions<C> {
  *   worker: fileURLToPath(new URL('./cluster-worker.ts', import.meta.url)), // `await serveRedisClusterWorker(ADAPTERS)`
  * });
  * ```
+ * @public
  */
 export function redisClusterEventTests<C>(
   api: RedisSuiteApi,

@@ -20,6 +20,7 @@ const IDENTITIES = 16;
  * console.log(`${m.overAdmitted} admitted beyond the limit, failover in ${Math.round(m.failoverMs)} ms`);
  * console.log(`${m.fellBack} decisions to onStoreError, ${m.afterRejoin} by Redis after the rejoin`);
  * ```
+ * @beta
  */
 export interface FailoverMeasurement {
   /** Admissions beyond the limit, summed over the identities on the killed master. */
@@ -81,6 +82,7 @@ async function identitiesOn(
  * const m = await measureFailover(cluster, IOREDIS, strict, 'failover-strict', 300);
  * await cluster.stop();
  * ```
+ * @beta
  */
 export async function measureFailover<C>(
   cluster: RedisCluster,

@@ -16,6 +16,7 @@ import { sleep } from './shared.js';
  * declare const cluster: RedisCluster;
  * const ids = await Promise.all(cluster.nodes.map((n) => nodeId(n.port)));
  * ```
+ * @public
  */
 export async function nodeId(port: number): Promise<string> {
   return String(await redisCommand(port, ['CLUSTER', 'MYID']));
@@ -31,6 +32,7 @@ export async function nodeId(port: number): Promise<string> {
  * // Every key of one identity shares its hash tag, hence its slot.
  * const slot = await slotOf(cluster.nodes[0]!.port, 'api:{user-1}:fw');
  * ```
+ * @public
  */
 export async function slotOf(port: number, key: string): Promise<number> {
   return Number(await redisCommand(port, ['CLUSTER', 'KEYSLOT', key]));
@@ -54,6 +56,7 @@ export async function slotOf(port: number, key: string): Promise<number> {
  * const to = cluster.nodes.find((n) => n.port !== from.port && masters.includes(n.port))!;
  * const moved = await migrateSlot(cluster, await slotOf(from.port, key), from, to, { holdMs: 100 });
  * ```
+ * @public
  */
 export async function migrateSlot(
   cluster: RedisCluster,
@@ -110,6 +113,7 @@ export async function migrateSlot(
  * const { victim, successor, failoverMs } = await killMasterOf(cluster, 'api:{user-1}:fw', { replicaLagMs: 300 });
  * await rejoin(cluster, victim); // back as a replica of `successor`
  * ```
+ * @public
  */
 export async function killMasterOf(
   cluster: RedisCluster,
@@ -155,6 +159,7 @@ export async function killMasterOf(
  * await rejoin(cluster, victim);
  * const { replicasOf } = await cluster.waitSettled(); // full strength again
  * ```
+ * @public
  */
 export async function rejoin(cluster: RedisCluster, node: RedisServer): Promise<void> {
   await node.restart();

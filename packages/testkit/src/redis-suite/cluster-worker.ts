@@ -69,6 +69,7 @@ const ENV = {
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveRedisClusterWorker(ADAPTERS);
  * ```
+ * @public
  */
 export async function serveRedisClusterWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],

@@ -33,6 +33,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * const options: RedisClusterTestsOptions<IoRedisClient> = { adapters: [IOREDIS] };
  * redisClusterTests({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisClusterTestsOptions<C> {
   /** Adapters with `createCluster`, one `describe` each; the failover test uses the first. */
@@ -59,6 +60,7 @@ const policies = [
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts, with createCluster
  * redisClusterTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
  * ```
+ * @public
  */
 export function redisClusterTests<C>(
   api: RedisSuiteApi,

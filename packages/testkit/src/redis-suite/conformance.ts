@@ -17,6 +17,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * const options: RedisConformanceOptions<IoRedisClient> = { adapters: [IOREDIS_5, IOREDIS_6], numRuns: 10 };
  * redisConformance({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisConformanceOptions<C> {
   /** The suite runs twice per adapter: `clock: 'client'` and `clock: 'server'`. */
@@ -41,6 +42,7 @@ export interface RedisConformanceOptions<C> {
  * const makeStore = () => IOREDIS.makeStore(client); // clock: 'server'
  * storeConformance({ describe, it, expect }, { name: 'IoRedisStore', controlsTime: false, makeStore, inspect });
  * ```
+ * @public
  */
 export function redisInspector<C>(
   adapter: Pick<RedisStoreAdapter<C>, 'command'>,
@@ -83,6 +85,7 @@ export function redisInspector<C>(
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * redisConformance({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
  * ```
+ * @public
  */
 export function redisConformance<C>(api: RedisSuiteApi, options: RedisConformanceOptions<C>): void {
   const server = useRedisServer(api);

@@ -28,6 +28,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * const options: RedisFaultTestsOptions<IoRedisClient> = { adapters: [IOREDIS], seed: 42 };
  * redisFaultTests({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisFaultTestsOptions<C> {
   /** One `describe` per adapter; the randomized TTL run uses the first. */
@@ -52,6 +53,7 @@ export interface RedisFaultTestsOptions<C> {
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * redisFaultTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
  * ```
+ * @public
  */
 export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsOptions<C>): void {
   const { describe, it, expect } = api;

@@ -76,6 +76,7 @@ const wallNow = (): number => performance.timeOrigin + performance.now();
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveInvalidationWorker(ADAPTERS);
  * ```
+ * @public
  */
 export async function serveInvalidationWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],

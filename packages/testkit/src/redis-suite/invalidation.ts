@@ -27,6 +27,7 @@ import type { RedisSuiteApi } from './types.js';
  *   cluster: true,
  * };
  * ```
+ * @public
  */
 export interface RedisInvalidationTestsOptions {
   /** The package's worker script (absolute path): it calls `serveInvalidationWorker(adapters)`. */
@@ -71,6 +72,7 @@ const quantile = (xs: number[], q: number): number =>
  *   adapter: 'IoRedisStore with ioredis 5',
  * });
  * ```
+ * @public
  */
 export function redisInvalidationTests(
   api: RedisSuiteApi,

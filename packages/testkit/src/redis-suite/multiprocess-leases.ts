@@ -48,6 +48,7 @@ function maxOverlap(intervals: readonly [number, number][]): number {
  *   workers: [1, 2, 3, 4].map(() => ({ adapter: 'IoRedisStore with ioredis 5' })),
  * });
  * ```
+ * @public
  */
 export function redisLeaseMultiprocessTests(
   api: RedisSuiteApi,

@@ -19,6 +19,7 @@ import { WORKER_ENV, type WorkerReply } from './worker.js';
  *   options: { autoPipelining: i % 2 === 0 },
  * }));
  * ```
+ * @public
  */
 export interface RedisWorkerSpec {
   /** An adapter's `name`, looked up by `serveRedisWorker` in the worker. */
@@ -41,6 +42,7 @@ export interface RedisWorkerSpec {
  *   title: 'a rolling upgrade: two client generations, one Redis',
  * };
  * ```
+ * @public
  */
 export interface RedisMultiprocessTestsOptions {
   /** The package's worker script (absolute path): it calls `serveRedisWorker(adapters)`. */
@@ -68,6 +70,7 @@ export interface RedisMultiprocessTestsOptions {
  *   workers: [1, 2, 3, 4].map(() => ({ adapter: 'IoRedisStore with ioredis 5' })),
  * });
  * ```
+ * @public
  */
 export function redisMultiprocessTests(
   api: RedisSuiteApi,

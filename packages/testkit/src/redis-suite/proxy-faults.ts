@@ -20,6 +20,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * const options: RedisProxyFaultTestsOptions<NodeRedisClient> = { adapters: [REDIS_6, REDIS_4] };
  * redisProxyFaultTests({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisProxyFaultTestsOptions<C> {
   /** One `describe` per adapter. */
@@ -63,6 +64,7 @@ async function timed(fn: () => Promise<Decision>): Promise<{ d: Decision; ms: nu
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * redisProxyFaultTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS] });
  * ```
+ * @public
  */
 export function redisProxyFaultTests<C>(
   api: RedisSuiteApi,

@@ -23,6 +23,7 @@ import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
  * const options: RedisServerClockTestsOptions<NodeRedisClient> = { adapters: [REDIS_6, REDIS_4] };
  * redisServerClockTests({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisServerClockTestsOptions<C> {
   /**
@@ -55,6 +56,7 @@ const summary = (d: { allowed: boolean; remaining: number }): string =>
  * declare const IOREDIS: RedisStoreAdapter<IoRedisClient>; // test/adapters.ts
  * redisServerClockTests({ describe, it, expect, beforeAll, afterAll }, { adapters: [IOREDIS, IOREDIS] });
  * ```
+ * @public
  */
 export function redisServerClockTests<C>(
   api: RedisSuiteApi,

@@ -19,6 +19,7 @@ import type { RedisClientOptions, RedisStoreAdapter, RedisSuiteApi } from './typ
  *   });
  * });
  * ```
+ * @public
  */
 export function useRedisServer(
   api: Pick<RedisSuiteApi, 'beforeAll' | 'afterAll'>,
@@ -49,6 +50,7 @@ export function useRedisServer(
  * const store = IOREDIS.makeStore(client, { clock: 'server' });
  * await IOREDIS.disconnect(client);
  * ```
+ * @public
  */
 export async function openClient<C>(
   adapter: RedisStoreAdapter<C>,
@@ -127,6 +129,7 @@ export function storeCall(prefix: string, identity: string, policy: Policy): Sto
  *   redis.disconnect();
  * });
  * ```
+ * @public
  */
 export async function expectStoreUnavailable(
   expect: RedisSuiteApi['expect'],

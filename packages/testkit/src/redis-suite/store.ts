@@ -29,6 +29,7 @@ import { registerWindowExpiryTests } from './window-expiry.js';
  * const options: RedisStoreTestsOptions<IoRedisClient> = { adapters: ADAPTERS, fallback: MemoryStore };
  * redisStoreTests({ describe, it, expect, beforeAll, afterAll }, options);
  * ```
+ * @public
  */
 export interface RedisStoreTestsOptions<C> {
   /** One `describe` per adapter, all on one throw-away server. */
@@ -54,6 +55,7 @@ export interface RedisStoreTestsOptions<C> {
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * redisStoreTests({ describe, it, expect, beforeAll, afterAll }, { adapters: ADAPTERS, fallback: MemoryStore });
  * ```
+ * @public
  */
 export function redisStoreTests<C>(api: RedisSuiteApi, options: RedisStoreTestsOptions<C>): void {
   const { describe, it, expect, beforeAll, afterAll } = api;

@@ -17,6 +17,7 @@ import type { Awaitable } from '../conformance/types.js';
  *     ...(o.reconnectMs === undefined ? {} : { retryStrategy: () => o.reconnectMs }),
  *   });
  * ```
+ * @public
  */
 export interface RedisClientOptions {
   /** Batch concurrent commands into pipelines (ioredis `enableAutoPipelining`). */
@@ -35,6 +36,7 @@ export interface RedisClientOptions {
  * // An adapter's `createCluster`: a client that connects only when told to.
  * const createCluster = (nodes: readonly RedisNodeAddress[]) => new Cluster([...nodes], { lazyConnect: true });
  * ```
+ * @public
  */
 export interface RedisNodeAddress {
   host: string;
@@ -62,6 +64,7 @@ export interface RedisNodeAddress {
  *   command: (client, [name, ...args]) => client.call(name!, args),
  * };
  * ```
+ * @public
  */
 export interface RedisStoreAdapter<C = unknown> {
   /** Shown in test titles, e.g. `'IoRedisStore with ioredis 5'`. Unique within a package. */
@@ -115,6 +118,7 @@ export interface RedisStoreAdapter<C = unknown> {
  * }
  * await expectEveryKeyExpires(expect, server.port);
  * ```
+ * @public
  */
 export interface RedisExpectation {
   toBe(expected: unknown): void;
@@ -146,6 +150,7 @@ export interface RedisExpectation {
  * const api: RedisSuiteApi = { describe, it, expect, beforeAll, afterAll };
  * redisFaultTests(api, { adapters: [IOREDIS] });
  * ```
+ * @public
  */
 export interface RedisSuiteApi {
   describe(name: string, fn: () => void): void;

@@ -81,6 +81,7 @@ export const WORKER_ENV = {
  * declare const ADAPTERS: readonly RedisStoreAdapter<IoRedisClient>[]; // test/adapters.ts
  * await serveRedisWorker(ADAPTERS);
  * ```
+ * @public
  */
 export async function serveRedisWorker<C>(
   adapters: readonly RedisStoreAdapter<C>[],
