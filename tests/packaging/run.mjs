@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { brokenTarballIsCaught } from './canary.mjs';
 import { exportPaths, exportTargets, publishedPackages, root, specifier } from './workspace.mjs';
 
 const run = promisify(execFile);
@@ -72,6 +73,11 @@ for (const { dir, pkg } of packages) {
   if (pkg.sideEffects !== false) fail(`${rel}/package.json: "sideEffects" must be false`);
 }
 if (failures.length) finish();
+
+// First, that the checks below reject a broken tarball at all.
+const canary = await brokenTarballIsCaught(bin);
+if (canary !== undefined) fail(canary);
+else console.log('a broken tarball (its CJS entry left out) is rejected by publint and attw');
 
 tmp = mkdtempSync(join(tmpdir(), 'floodgate-pack-'));
 const packs = join(tmp, 'tarballs');
