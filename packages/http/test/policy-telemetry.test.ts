@@ -87,3 +87,34 @@ describe('rateLimit with policy: onDecision and telemetry', () => {
     );
   });
 });
+
+describe('rateLimit with a policy function: limiters per distinct policy', () => {
+  it('policies that differ only in blockFor or shadow get limiters of their own', async () => {
+    // One count (same kind, name and window): a watched tier, an enforced one, and one with a
+    // penalty. Sharing one limiter, the first policy seen would decide for all three.
+    const watched = fixedWindow({ name: 'api', limit: 1, window: '1m', shadow: true });
+    const enforced = fixedWindow({ name: 'api', limit: 1, window: '1m' });
+    const penalized = fixedWindow({ name: 'api', limit: 1, window: '1m', blockFor: '1h' });
+    const tiers: Record<string, typeof enforced> = { watched, enforced, penalized };
+    const store = steadyMemoryStore();
+    const app = await nodeHarness.start({
+      store,
+      prefix: 'tiers-controls',
+      policy: (request) => tiers[request.header('x-tier') ?? 'enforced'],
+      key: () => 'one-client',
+    });
+    try {
+      const status = async (tier: string) => (await send(`${app.url}/`, { 'x-tier': tier })).status;
+      expect(await status('watched')).toBe(200); // charges the shared count: 1 of 1
+      expect(await status('watched')).toBe(200); // would deny: watched only
+      expect(await status('enforced')).toBe(429); // the same count, enforced
+      expect(await status('penalized')).toBe(429); // denied, and blocked for an hour
+    } finally {
+      await app.close();
+    }
+    // The penalty was set by the penalized tier's own limiter: its block key is in the store.
+    const blocked = createLimiter({ store, prefix: 'tiers-controls', policy: penalized });
+    const d = await blocked.peek('one-client');
+    expect(d.retryAfterMs).toBeGreaterThan(60_000);
+  });
+});

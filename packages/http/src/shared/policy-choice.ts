@@ -23,9 +23,12 @@ function isPolicy(value: unknown): value is Policy {
 
 /**
  * What makes two policies interchangeable: the kind, the name (headers report it), the id (what is
- * counted) and the parameters the store sees (the limits: two tiers share an id, not a limiter).
+ * counted), the parameters the store sees (the limits: two tiers share an id, not a limiter), and
+ * what the id leaves out on purpose: `blockFor` and `shadow` (a watched tier and an enforced one,
+ * or a tier with a penalty and one without, share a count but must not share a limiter).
  */
-const signature = (p: Policy): string => `${p.kind}:${p.name}:${p.id}:${p.params.join(',')}`;
+const signature = (p: Policy): string =>
+  `${p.kind}:${p.name}:${p.id}:${p.params.join(',')}:${p.blockForMs ?? ''}:${p.shadow === true ? 's' : ''}`;
 
 /**
  * Turns a `policy` function of the request into a limiter choice: one limiter per distinct set
