@@ -44,7 +44,7 @@ export function policyOf(name, limit, ms) {
       return slidingWindow({ limit, window: ms });
     case 'slidingWindowLog':
       return limit > 10_000
-        ? slidingWindowLog({ limit: 10_000, window: 1 })
+        ? slidingWindowLog({ limit: 10_000, window: '1ms' })
         : slidingWindowLog({ limit, window: ms });
     case 'leakyBucket':
       return leakyBucket({ limit, interval: ms, queue: limit });

@@ -46,7 +46,8 @@ function byKind(
   large: boolean,
   controls: Controls = {},
 ): fc.Arbitrary<Policy> {
-  const d = large ? LARGE_WINDOWS : duration(scale);
+  // As strings of ms: a bare number under 1000 would warn SHORT_INTERVAL (it means ms, as here).
+  const d = (large ? LARGE_WINDOWS : duration(scale)).map((ms): `${number}ms` => `${ms}ms`);
   // A log keeps one entry per unit (a sorted-set member in Redis): keep it to hundreds.
   const limit = large ? count(kind === 'slidingWindowLog' ? 300 : 1_000_000) : count(6);
   const extra = large ? count(1_000_000) : count(8);

@@ -150,11 +150,11 @@ export function registerControls(h: Harness): void {
     h.test(
       'resolves admitted once the policy admits, after a leaky bucket’s delay',
       async (run) => {
-        const l = run.limiter(tokenBucket({ limit: 1, interval: 300 }));
+        const l = run.limiter(tokenBucket({ limit: 1, interval: '300ms' }));
         await l.limit('k');
         const d = await ticking(h, run, () => l.wait('k', { maxWaitMs: 60_000 }));
         h.expect(d.allowed, 'admitted').toBe(true);
-        const shaped = run.limiter(leakyBucket({ limit: 1, interval: 200, queue: 3 }));
+        const shaped = run.limiter(leakyBucket({ limit: 1, interval: '200ms', queue: 3 }));
         await shaped.limit('k');
         const started = performance.now();
         const s = await shaped.wait('k', { maxWaitMs: 60_000 });
@@ -169,7 +169,7 @@ export function registerControls(h: Harness): void {
     );
 
     h.test('serves waiters of one identity in order', async (run) => {
-      const l = run.limiter(tokenBucket({ limit: 1, interval: 150 }));
+      const l = run.limiter(tokenBucket({ limit: 1, interval: '150ms' }));
       await l.limit('k');
       const order: number[] = [];
       const all = ticking(h, run, () =>

@@ -39,8 +39,8 @@ export function registerServerClock(h: Harness): void {
 
     h.test('waiting retryAfterMs of real time is enough', async (run) => {
       const l = run.limiter([
-        fixedWindow({ limit: 1, window: 40 }),
-        tokenBucket({ limit: 1, interval: 30 }),
+        fixedWindow({ limit: 1, window: '40ms' }),
+        tokenBucket({ limit: 1, interval: '30ms' }),
       ]);
       for (let attempt = 0; attempt < 5; attempt++) {
         let d = await l.limit('w');

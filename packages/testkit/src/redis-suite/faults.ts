@@ -186,15 +186,15 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
         const sets: Policy[][] = [
           [fixedWindow({ limit: 5, window: '2s' })],
           [fixedWindow({ limit: 50, window: '1h' })],
-          [slidingWindow({ limit: 4, window: 700 })],
+          [slidingWindow({ limit: 4, window: '700ms' })],
           [slidingWindowLog({ limit: 6, window: '3s' })],
           [tokenBucket({ limit: 3, interval: '1s', burst: 5 })],
           [tokenBucket({ limit: 100, interval: '1d' })],
           [leakyBucket({ limit: 10, interval: '1s', queue: 4 })],
           [
-            slidingWindowLog({ limit: 3, window: 400 }),
+            slidingWindowLog({ limit: 3, window: '400ms' }),
             fixedWindow({ limit: 8, window: '1m' }),
-            leakyBucket({ limit: 2, interval: 500, queue: 2 }),
+            leakyBucket({ limit: 2, interval: '500ms', queue: 2 }),
           ],
         ];
         const limiters = sets.map((policy, i) =>
