@@ -20,11 +20,15 @@ function part(p: Policy, r: PolicyResult): PolicyDecision {
 // One policy, the common case: no loop, and the parts array is allocated at its final size (a
 // push onto `[]` allocates a 16-slot backing store, more garbage than the decision itself).
 function single(p: Policy, r: PolicyResult): Decision {
+  return singleOf(part(p, r), r);
+}
+
+/** The decision of one policy's part (its `limit` the decision's), built in one go. */
+export function singleOf(only: PolicyDecision, r: PolicyResult): Decision {
   const allowed = Boolean(r.allowed);
-  const only = part(p, r);
   return {
     allowed,
-    limit: p.limit,
+    limit: only.limit,
     remaining: r.remaining,
     resetAfterMs: Math.max(0, r.resetAfterMs),
     retryAfterMs: allowed ? 0 : Math.max(0, r.retryAfterMs),

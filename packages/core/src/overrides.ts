@@ -4,6 +4,7 @@
 // own call (override-state.ts says how); the limiter only hooks in here (limiter.ts).
 import type { BlockedCache } from './blocked-cache.js';
 import type { Breaker } from './breaker.js';
+import { singleOf } from './decision.js';
 import { FloodgateError } from './errors.js';
 import { guarded } from './guarded.js';
 import { callKeys } from './keys.js';
@@ -228,36 +229,25 @@ export function overriddenDecision(
   return shadowed === undefined ? out : { ...out, shadowed };
 }
 
-/** `plainDecision` of one policy (decision.ts `single`), with the override it ran on. */
+/** `plainDecision` of one policy (decision.ts `singleOf`), with the override it ran on. */
 function single(
   p: Policy,
   r: PolicyResult,
   o: NonNullable<PolicyResult['override']>,
   reason: DecisionReason | undefined,
 ): Decision {
-  const allowed = Boolean(r.allowed);
   const part: PolicyDecision = {
     name: p.name,
     kind: p.kind,
     limit: o.limit === 0 ? p.limit : o.limit,
     windowMs: p.windowMs,
-    allowed,
+    allowed: Boolean(r.allowed),
     remaining: r.remaining,
     resetAfterMs: r.resetAfterMs,
     retryAfterMs: r.retryAfterMs,
     delayMs: r.delayMs,
     override: o,
   };
-  const d: Decision = {
-    allowed,
-    limit: part.limit,
-    remaining: r.remaining,
-    resetAfterMs: Math.max(0, r.resetAfterMs),
-    retryAfterMs: allowed ? 0 : Math.max(0, r.retryAfterMs),
-    delayMs: allowed ? Math.max(0, r.delayMs) : 0,
-    policies: [part],
-    binding: part,
-    override: { until: o.until },
-  };
+  const d: Decision = { ...singleOf(part, r), override: { until: o.until } };
   return reason === undefined ? d : { ...d, reason };
 }
