@@ -21,6 +21,7 @@ const OPTION_NAMES = {
   telemetry: true,
   overrides: true,
   migrateKeys: true,
+  writeFormat: true,
 } as const satisfies OptionNames<LimiterOptions>;
 
 export function validatePolicies(policy: unknown): readonly Policy[] {

@@ -139,6 +139,18 @@ export interface LimiterOptions {
    * @beta
    */
   migrateKeys?: '0.1' | false;
+  /**
+   * `'1.0'` while processes of 1.0.x share the store with this one: token buckets then write
+   * only the state forms 1.0 reads. Since 1.1 a token bucket whose burst is not its limit also
+   * stores its fill time (so a change of limit or burst never admits more than the larger burst
+   * plus the faster refill, docs/algorithms.md); 1.0's script fails on that state, and a 1.0
+   * limiter then decides by its per-process fallback.
+   * Deploy 1.1 with it on every process, remove it once no 1.0 process is left. With it, a
+   * bucket reads as 1.0 did, except a state that a 1.1 process without it wrote. A stored
+   * override on such a bucket still writes the new form. docs/upgrading.md. @default false
+   * @beta
+   */
+  writeFormat?: '1.0' | false;
 }
 
 /**

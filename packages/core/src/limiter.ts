@@ -27,6 +27,7 @@ import type { PolicyResult, Store, StoreCall } from './store-types.js';
 import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
 import { checkWaitOptions, WaitQueues } from './wait.js';
+import { withWriteFormat } from './write-format.js';
 
 /** `{ cost }` or `{}`: no other own enumerable key (as `Object.keys`, without its array). */
 function onlyCost(opts: unknown): boolean {
@@ -72,7 +73,8 @@ export function createLimiter(options: LimiterOptions & { overrides: true }): Li
 export function createLimiter(options: LimiterOptions): Limiter;
 export function createLimiter(options: LimiterOptions): Limiter {
   validateOptions(options);
-  const policies = validatePolicies(options.policy);
+  // Token buckets in the state forms 1.0 reads, for a fleet that still runs it (write-format.ts).
+  const policies = withWriteFormat(validatePolicies(options.policy), options.writeFormat);
   // Stored per-identity overrides (overrides.ts): read by every decision's store call.
   const overriding = overridesOption(options);
   // Migrating keys from 0.1 (policies/migrate.ts): every call reads and writes the 0.1 keys too.

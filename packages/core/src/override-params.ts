@@ -44,7 +44,7 @@ const REBUILD: { readonly [K in PolicyKind]: (p: Policy, limit: number) => Polic
  */
 export function paramsForLimit(policy: Policy, limit: number, count: number): number[] {
   try {
-    return REBUILD[policy.kind](policy, limit).params.slice(0, count);
+    return REBUILD[policy.kind](policy, limit).params.slice(0, count) as number[];
   } catch (error) {
     if (!isFloodgateError(error)) throw error;
     throw new FloodgateError(

@@ -10,7 +10,8 @@ import type { Policy } from './types.js';
 
 /** How many numbers a policy's override state holds: until, limit, and the kind's parameters. */
 export function overrideWidth(policy: Policy): number {
-  return 2 + POLICY_TABLE[policy.kind].params;
+  const row = POLICY_TABLE[policy.kind];
+  return 2 + (row.overrideParams ?? row.params);
 }
 
 /**
@@ -45,8 +46,10 @@ export function overridesInForce(
  */
 export function underOverride(policy: Policy, o: PolicyState | undefined): Policy {
   if (o === undefined || o[1] === 0) return policy;
-  const params = policy.params.slice() as [number, number, number];
+  const params = policy.params.slice() as [number, number, number, number?];
   for (let j = 2; j < o.length; j++) params[j - 2] = o[j]!;
+  // A token bucket's fill time at its limit follows the override's limit (kinds.ts overrideParams).
+  if (params.length > o.length - 2) params[3] = o[1]! * params[1];
   return { ...policy, params };
 }
 

@@ -42,10 +42,11 @@ export interface Policy {
   /**
    * Integer parameters of the algorithm, in the order the Lua scripts read them:
    * fixedWindow/slidingWindow/slidingWindowLog: [limit, windowMs, 0];
-   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs]; quota: [limit, 0, 0], its
-   * period's boundaries being the call's (see docs/algorithms.md).
+   * tokenBucket/leakyBucket: [capacity, ticksPerUnit, ticksPerMs, fillAtLimit] (the ticks the
+   * bucket would take to fill were its burst its limit, which only a token bucket reads);
+   * quota: [limit, 0, 0], its period's boundaries being the call's (see docs/algorithms.md).
    */
-  readonly params: readonly [number, number, number];
+  readonly params: readonly [number, number, number, number?];
   /**
    * The `blockFor` option in ms: a denial by this policy blocks the identity for this long.
    * Absent when the policy does not block. Not part of `id` (see docs/algorithms.md, Penalties).

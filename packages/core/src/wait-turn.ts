@@ -73,7 +73,8 @@ export class Turns {
       policies[i] = Object.freeze({
         ...s.policy,
         capacity,
-        params: Object.freeze([capacity, s.perUnit, s.perMs] as [number, number, number]),
+        // The fourth parameter stays: the script reads as many as the kind has (protocol.ts).
+        params: Object.freeze([capacity, s.perUnit, s.perMs, s.policy.params[3] ?? 0] as const),
       });
     }
     if (policies === undefined || capacities === undefined) return undefined;

@@ -40,16 +40,17 @@ describe('policy factories', () => {
     });
   });
 
-  it('tokenBucket counts in ticks: one unit = interval/g, one ms = limit/g (g = gcd)', () => {
+  it('tokenBucket counts in ticks: one unit = interval/g, one ms = limit/g (g = gcd); then its fill time at its limit', () => {
     const p = tokenBucket({ limit: 7, interval: '1m' });
-    expect([p.capacity, ...p.params]).toEqual([7, 7, 60_000, 7]);
+    expect([p.capacity, ...p.params]).toEqual([7, 7, 60_000, 7, 420_000]);
     const q = tokenBucket({ limit: 10, interval: '1s', burst: 25 });
-    expect([q.capacity, ...q.params, q.name]).toEqual([25, 25, 100, 1, '10-per-1s']);
+    // Its interval in ticks (1000 ms × 1 tick), where its burst fills in 2500.
+    expect([q.capacity, ...q.params, q.name]).toEqual([25, 25, 100, 1, 1000, '10-per-1s']);
   });
 
   it('leakyBucket: capacity is queue + 1 (the one starting now and those waiting)', () => {
     const p = leakyBucket({ limit: 3, interval: '1s', queue: 4 });
-    expect([p.kind, p.capacity, ...p.params]).toEqual(['leakyBucket', 5, 5, 1000, 3]);
+    expect([p.kind, p.capacity, ...p.params]).toEqual(['leakyBucket', 5, 5, 1000, 3, 3000]);
   });
 
   it('ids are short: the kind tag and 5 characters of a hash of what the policy counts', () => {

@@ -223,7 +223,8 @@ describe('script arguments and replies', () => {
   };
 
   it('ARGV: mode, cost, now and deadline (empty = none), then the parameters each kind reads', () => {
-    // fixedWindow reads limit and window; tokenBucket capacity, ticks per unit, ticks per ms.
+    // fixedWindow reads limit and window; tokenBucket capacity, ticks per unit, ticks per ms and
+    // its fill time at its limit in ticks.
     expect(encodeScriptArgs(call, 1_700_000_000_123)).toEqual([
       'limit',
       '3',
@@ -234,6 +235,7 @@ describe('script arguments and replies', () => {
       '9',
       '60000',
       '7',
+      '420000',
     ]);
     expect(encodeScriptArgs({ ...call, mode: 'peek' }, undefined, 42).slice(0, 4)).toEqual([
       'peek',

@@ -13,6 +13,8 @@ export class Entry {
   s0 = 0;
   s1 = 0;
   s2 = 0;
+  /** A token bucket's writer's fill time, where it is not its limit's (core's fillShift). */
+  s3 = 0;
   log: number[] | undefined = undefined;
   expiresAt = 0;
   /** Read since it last came up for eviction: it gets a second chance (CLOCK). */
@@ -54,6 +56,8 @@ export interface Spec {
   readonly a: number;
   readonly b: number;
   readonly c: number;
+  /** A token bucket's fill time at its limit (`params[3]`); 0 for every other kind. */
+  readonly d: number;
 }
 
 export function specOf(p: Policy): Spec {
@@ -61,7 +65,7 @@ export function specOf(p: Policy): Spec {
   const row = POLICY_TABLE[p.kind];
   // A quota's kernel resolves its period at the store's clock (core's `PerCallParams`).
   const kernel = row.perCall === undefined ? row.kernel : row.perCall.kernelFor(p);
-  return { kernel, a: q[0], b: q[1], c: q[2] };
+  return { kernel, a: q[0], b: q[1], c: q[2], d: q[3] ?? 0 };
 }
 
 /** What a limiter's policies array resolves to, once: tables (for `prefix`) and specs. */
@@ -95,6 +99,7 @@ export function commit(e: Entry, v: Verdict, epoch: number, now: number): void {
     e.s0 = small(v.n0 - epoch);
     e.s1 = small(v.n1);
     e.s2 = small(v.n2);
+    e.s3 = small(v.n3);
   }
   e.log = v.log;
   e.expiresAt = small(now - epoch + v.nextResetAfterMs);
@@ -128,8 +133,9 @@ export function decide(
   cost: number,
   v: Verdict,
 ): void {
-  if (live) p.kernel(p.a, p.b, p.c, true, e!.s0 + epoch, e!.s1, e!.s2, e!.log, now, cost, v);
-  else p.kernel(p.a, p.b, p.c, false, 0, 0, 0, undefined, now, cost, v);
+  if (live) {
+    p.kernel(p.a, p.b, p.c, true, e!.s0 + epoch, e!.s1, e!.s2, e!.log, now, cost, v, p.d, e!.s3);
+  } else p.kernel(p.a, p.b, p.c, false, 0, 0, 0, undefined, now, cost, v, p.d, 0);
 }
 
 /** `<prefix>:{<identity>}:<policy id>` → table name `<prefix>{<policy id>` and identity. */

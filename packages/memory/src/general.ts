@@ -25,7 +25,10 @@ interface Spot {
 /** The state an entry holds, absolute in time, as `evaluateAll` reads it. */
 function stateOf(e: Entry, epoch: number, scalars: number): PolicyState {
   if (scalars === 0) return e.log ?? [];
-  return scalars === 2 ? [e.s0 + epoch, e.s1] : [e.s0 + epoch, e.s1, e.s2];
+  if (scalars === 2) return [e.s0 + epoch, e.s1];
+  return scalars === 4 && e.s3 !== 0
+    ? [e.s0 + epoch, e.s1, e.s2, e.s3]
+    : [e.s0 + epoch, e.s1, e.s2];
 }
 
 function write(e: Entry, state: PolicyState, log: boolean, epoch: number, expiresAt: number): void {
@@ -34,6 +37,7 @@ function write(e: Entry, state: PolicyState, log: boolean, epoch: number, expire
     e.s0 = small(state[0]! - epoch);
     e.s1 = small(state[1] ?? 0);
     e.s2 = small(state[2] ?? 0);
+    e.s3 = small(state[3] ?? 0);
     e.log = undefined;
   }
   e.expiresAt = small(expiresAt);

@@ -128,7 +128,14 @@ function ranOf(o: PolicyState, spec: Spec): Ran {
     const run =
       o[1] === 0
         ? spec
-        : { kernel: spec.kernel, a: o[2] ?? spec.a, b: o[3] ?? spec.b, c: o[4] ?? spec.c };
+        : {
+            kernel: spec.kernel,
+            a: o[2] ?? spec.a,
+            b: o[3] ?? spec.b,
+            c: o[4] ?? spec.c,
+            // A token bucket's fill time at its limit follows the override's limit.
+            d: spec.d === 0 ? 0 : o[1]! * (o[3] ?? spec.b),
+          };
     r = { spec: run, override: { limit: o[1]!, until: o[0]! } };
     ran.set(o, r);
   }

@@ -98,6 +98,8 @@ export interface Verdict {
   n0: number;
   n1: number;
   n2: number;
+  /** tokenBucket's fill time (`s3`) when it is not its limit's (token_bucket.ts); else 0. */
+  n3: number;
   log: number[] | undefined;
 }
 
@@ -125,6 +127,7 @@ export function newVerdict(): Verdict {
     n0: 0,
     n1: 0,
     n2: 0,
+    n3: 0,
     log: undefined,
   };
 }
@@ -175,7 +178,13 @@ export function admit(
 export function toOutcome(v: Verdict, scalars: number): PolicyOutcome {
   let next: PolicyState | undefined;
   if (v.allowed) {
-    next = v.log ?? (scalars === 2 ? [v.n0, v.n1] : [v.n0, v.n1, v.n2]);
+    next =
+      v.log ??
+      (scalars === 2
+        ? [v.n0, v.n1]
+        : scalars === 4 && v.n3 !== 0
+          ? [v.n0, v.n1, v.n2, v.n3]
+          : [v.n0, v.n1, v.n2]);
   }
   return outcome(
     v.allowed,

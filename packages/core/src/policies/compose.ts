@@ -37,7 +37,23 @@ export function evaluatePolicy(
   const s = has && row.scalars > 0 ? state : undefined;
   // A quota's period is resolved at `now` (kinds.ts `PerCallParams`).
   const kernel = row.perCall === undefined ? row.kernel : row.perCall.kernelFor(policy);
-  kernel(p[0], p[1], p[2], has, s?.[0] ?? 0, s?.[1] ?? 0, s?.[2] ?? 0, log, now, cost, v);
+  // A token bucket also reads its fill time at its limit (p3) and a state's writer's (s3).
+  const p3 = p[3] ?? 0;
+  kernel(
+    p[0],
+    p[1],
+    p[2],
+    has,
+    s?.[0] ?? 0,
+    s?.[1] ?? 0,
+    s?.[2] ?? 0,
+    log,
+    now,
+    cost,
+    v,
+    p3,
+    s?.[3] ?? 0,
+  );
   return toOutcome(v, row.scalars);
 }
 
@@ -193,7 +209,11 @@ function decideAll(
       const p = eff[i]!;
       const s = states[i];
       results.push(withOverride(resultOf(outcomes[i]!, false, false), ov?.[i]));
-      writes.push(s === undefined ? undefined : refundOf(p)(...p.params, s, now, cost));
+      writes.push(
+        s === undefined
+          ? undefined
+          : refundOf(p)(p.params[0], p.params[1], p.params[2], s, now, cost),
+      );
     }
     return { results, writes };
   }

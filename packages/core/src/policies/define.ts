@@ -133,7 +133,14 @@ export function bucketPolicy(
   const g = gcd(windowMs, limit);
   const ticksPerUnit = windowMs / g;
   const ticksPerMs = limit / g;
-  if (!Number.isSafeInteger(capacity * ticksPerUnit * 2 + ticksPerMs)) {
+  // The fourth parameter: the bucket's fill time were its burst its limit, in ticks (the
+  // interval in ticks), which a token bucket's short state form stands for (token_bucket.ts
+  // fillShift; a leaky bucket, which keeps its queue's start times, does not read it).
+  const fillAtLimit = limit * ticksPerUnit;
+  if (
+    !Number.isSafeInteger(capacity * ticksPerUnit * 2 + ticksPerMs) ||
+    !Number.isSafeInteger(fillAtLimit * 2)
+  ) {
     throw new FloodgateError(
       'INVALID_POLICY',
       `${kind}: capacity × interval is too large to count exactly`,
@@ -146,7 +153,7 @@ export function bucketPolicy(
       limit,
       windowMs,
       capacity,
-      [capacity, ticksPerUnit, ticksPerMs],
+      [capacity, ticksPerUnit, ticksPerMs, fillAtLimit],
       undefined,
       blockForOf(o, kind),
     ),

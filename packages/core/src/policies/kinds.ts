@@ -8,9 +8,11 @@ export { POLICY_KINDS, type PolicyKind } from './kind-names.js';
 
 /**
  * A kind's arithmetic, one signature for every kind so a store calls it through the kind table
- * without a switch: the policy's three `params`, the state (`has` false: empty; scalar kinds read
- * `s0`..`s2`, slidingWindowLog reads `log`), the time in ms and the cost. It writes its verdict
- * into `v` and allocates nothing but a new log.
+ * without a switch: the policy's first three `params`, the state (`has` false: empty; scalar kinds
+ * read `s0`..`s2`, slidingWindowLog reads `log`), the time in ms and the cost, then a token
+ * bucket's fourth parameter and the fourth number of its state (`p3`, `s3`: its fill time at its
+ * limit and the writer's fill time, token_bucket.ts `fillShift`; the other kinds leave them out).
+ * It writes its verdict into `v` and allocates nothing but a new log.
  * @example
  * One decision on an empty state, through the table as MemoryStore makes it.
  * ```ts
@@ -38,6 +40,8 @@ export type Kernel = (
   t: number,
   cost: number,
   v: Verdict,
+  p3?: number,
+  s3?: number,
 ) => void;
 
 /**
@@ -91,7 +95,13 @@ export interface PolicyKindRow<K extends PolicyKind = PolicyKind> {
   /** Whether an admitted request may be told to wait (`delayMs`): the fragment's SHAPING. */
   readonly shaping: boolean;
   /** How many numbers the stored state holds (`PolicyState`); 0: a log of any length. */
-  readonly scalars: 0 | 2 | 3;
+  readonly scalars: 0 | 2 | 3 | 4;
+  /**
+   * How many of `params` an override state stores (`[until, limit, ...params]`), when fewer
+   * than `params`: the rest follow from the override's limit (a token bucket's fill time at its
+   * limit, `p3`, is `limit × p1`), so override states keep the width 1.0 wrote.
+   */
+  readonly overrideParams?: number;
   /**
    * Its arithmetic, the reference the fragment mirrors. A kind with `perCall` parameters takes
    * them resolved in its kernel's `p1`, `p2`: run it through `perCall.kernelFor(policy)`.

@@ -52,7 +52,9 @@ export function legacyPolicyId(policy: Policy): string {
     const row = POLICY_TABLE[policy.kind];
     const c = policy.calendar;
     const more = c === undefined ? '' : `:${c.per}:${c.timeZone}`;
-    id = `${row.tag}:${sha256Base64url(`${policy.kind}:${policy.params.join(':')}${more}`).slice(0, 5)}`;
+    // 0.1 hashed the three parameters it had (a token bucket's fourth came in 1.1).
+    const params = policy.params.slice(0, 3).join(':');
+    id = `${row.tag}:${sha256Base64url(`${policy.kind}:${params}${more}`).slice(0, 5)}`;
     LEGACY.set(policy, id);
   }
   return id;

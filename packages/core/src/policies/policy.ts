@@ -66,7 +66,7 @@ export function buildPolicy(
   limit: number,
   windowMs: number,
   capacity: number,
-  params: [number, number, number],
+  params: [number, number, number] | [number, number, number, number],
   calendar?: Calendar,
   blockForMs?: number,
 ): Policy {

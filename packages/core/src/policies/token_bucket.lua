@@ -6,18 +6,32 @@
 -- "tat_ms:ticks:per_ms". Both read the same under any limit, burst or queue: the arrival time is
 -- a time, and ticks of another rate (a limit changed since the write) are rescaled to this one,
 -- rounded up (token_bucket.ts rescaledTicks), so how long until the bucket is full, or until the
--- queue's end, carries over.
--- @params capacity per_unit per_ms
+-- queue's end, carries over. A token bucket whose burst is not its limit also stores its fill
+-- time (burst in ticks), "tat_ms:ticks:per_ms:fill": a state read by a policy that fills slower
+-- is that much further from full (token_bucket.ts fillShift); a short form stands for the fill
+-- time at the limit (tau_i, its interval in ticks).
+-- @params capacity per_unit per_ms tau_i
 -- @eval
 local raw = redis.call('GET', key)
-local s1, s2
+local s1, s2, fill
 if raw then
   local v = tonumber(raw)
   if v then
     s1, s2 = v, 0
   else
-    local a, b, c = string.match(raw, '^(%d+):(%d+):(%d+)$')
+    local a, b, c, d = string.match(raw, '^(%d+):(%d+):(%d+):?(%d*)$')
     s1, s2, c = tonumber(a), tonumber(b), tonumber(c)
+    -- The writer's fill time, in this rate's ticks rounded down (token_bucket.ts fillIn).
+    fill = tonumber(d)
+    if fill and c ~= per_ms then
+      local x = fill * per_ms
+      if x < 9007199254740992 then
+        fill = floor_div(x, c)
+      else
+        local whole_ms = floor_div(fill, c)
+        fill = whole_ms * per_ms
+      end
+    end
     if c ~= per_ms then
       local x = s2 * per_ms
       if x < 9007199254740992 then
@@ -34,24 +48,45 @@ end
 local tau = capacity * per_unit
 local now = t
 local ahead = 0
+local extra = 0
 if s1 then
   local max_ahead = ceil_div(tau, per_ms)
   if s1 - now > max_ahead then
     now = s1 - max_ahead
   end
   ahead = math.max(0, (s1 - now) * per_ms + s2)
+  -- A token bucket reading a state written at a shorter fill time (token_bucket.ts fillShift).
+  if not SHAPING and ahead > 0 then
+    -- No fill time stored: the fill time at the limit (none sent, 0: the bucket's own).
+    local w = fill
+    if not w then
+      w = tau_i
+      if w == 0 then
+        w = tau
+      end
+    end
+    if tau > w then
+      extra = tau - w
+    end
+  end
 end
 local shift = now - t
+local held = ahead + extra
 local reset = ceil_div(ahead, per_ms)
-rem@ = math.max(0, floor_div(tau - ahead, per_unit))
+rem@ = math.max(0, floor_div(tau - held, per_unit))
 -- A bucket evaluated at its key's time (shift > 0) is full: it never admits, so only the
 -- denial's durations need shifting.
 if reset > 0 then
   rst@ = reset + shift
 end
-local after = ahead + cost * per_unit
+local after = held + cost * per_unit
 if after > tau then
-  rty@ = ceil_div(after - tau, per_ms) + shift
+  local need = after - tau
+  if extra > 0 and need >= ahead then
+    rty@ = reset + shift
+  else
+    rty@ = ceil_div(need, per_ms) + shift
+  end
 else
   ok@ = true
   nrem@ = rem@ - cost
@@ -61,15 +96,19 @@ else
   end
   local whole = floor_div(after, per_ms)
   local tat, ticks = now + whole, after - whole * per_ms
-  if ticks == 0 then
-    wa@ = tat
+  if SHAPING or tau == tau_i or tau_i == 0 then
+    if ticks == 0 then
+      wa@ = tat
+    else
+      wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)
+    end
   else
-    wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)
+    wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms) .. ':' .. fmt('%.17g', tau)
   end
 end
 -- @refund
 -- limiter.refund (bucketRefund is its reference): tat moves back by cost units, never before
--- now; a bucket back to full is deleted.
+-- now; a bucket back to full is deleted. A state that carries its writer's fill time keeps it.
 if ahead > 0 then
   local back = math.max(0, ahead - cost * per_unit)
   if back == 0 then
@@ -78,7 +117,14 @@ if ahead > 0 then
     local whole = floor_div(back, per_ms)
     local tat, ticks = now + whole, back - whole * per_ms
     local ttl = ceil_div(back, per_ms) + shift
-    if ticks == 0 then
+    if fill then
+      local kept = fill
+      if kept < 1 then
+        kept = 1
+      end
+      local v = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms) .. ':' .. fmt('%.17g', kept)
+      redis.call('SET', key, v, 'PX', ttl)
+    elseif ticks == 0 then
       redis.call('SET', key, tat, 'PX', ttl)
     else
       local v = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)

@@ -89,10 +89,13 @@ export function bucketKernel(
   t: number,
   cost: number,
   v: Verdict,
+  tauI = 0,
+  s3 = 0,
 ): void {
   const tau = capacity * perUnit;
   let now = t;
   let ahead = 0; // ticks the theoretical arrival time is ahead of now
+  let extra = 0; // ticks added for a state written at a shorter fill time (fillShift)
   if (has) {
     let tat = s0;
     let ticks = s1;
@@ -107,13 +110,19 @@ export function bucketKernel(
     const maxAheadMs = ceilDiv(tau, perMs);
     if (tat - now > maxAheadMs) now = tat - maxAheadMs;
     ahead = Math.max(0, (tat - now) * perMs + ticks);
+    if (!shaping && ahead > 0) extra = fillShift(tau, tauI > 0 ? tauI : tau, perMs, s2, s3);
   }
   const shift = now - t;
-  const remaining = Math.max(0, floorDiv(tau - ahead, perUnit));
+  const held = ahead + extra;
+  const remaining = Math.max(0, floorDiv(tau - held, perUnit));
+  // The key lives until the arrival time it holds: `extra` is not stored in it.
   const reset = ceilDiv(ahead, perMs);
-  const after = ahead + cost * perUnit;
+  const after = held + cost * perUnit;
   if (after > tau) {
-    deny(v, remaining, reset, ceilDiv(after - tau, perMs), shift);
+    // With `extra`, a wait that would drain the whole stored arrival time ends sooner, when the
+    // key expires: an empty bucket holds no trace of the shorter fill time.
+    const need = after - tau;
+    deny(v, remaining, reset, extra > 0 && need >= ahead ? reset : ceilDiv(need, perMs), shift);
     return;
   }
   const whole = floorDiv(after, perMs);
@@ -121,6 +130,38 @@ export function bucketKernel(
   v.n0 = now + whole;
   v.n1 = after - whole * perMs;
   v.n2 = perMs;
+  // Written with the state only where it differs from what a short form says (the limit's).
+  v.n3 = !shaping && tauI > 0 && tau !== tauI ? tau : 0;
+}
+
+/**
+ * How many ticks a token bucket adds to a state's arrival time when the state was written by a
+ * policy that fills sooner than this one (a shorter burst ÷ limit): the difference of the two
+ * fill times. Reading the arrival time alone, a bucket switched to a slower refill with a
+ * relatively larger burst would find tokens the old policy never had (100/min with burst 20,
+ * spent, then 10/min with burst 10, saw 8); with the shift it holds at most what was left, so
+ * over any span a fleet admits at most the larger burst plus the faster refill
+ * (docs/algorithms.md, "A limit that changes"). The writer's fill time is `s3` in its ticks
+ * (`s2` per ms), or, for a state in a short form, the fill time at its limit (`tauI`): what
+ * every short form was written with since 1.1. Rounded so the shift is never smaller than
+ * exact. token_bucket.lua mirrors it.
+ */
+export function fillShift(
+  tau: number,
+  tauI: number,
+  perMs: number,
+  s2: number,
+  s3: number,
+): number {
+  const w = s3 > 0 ? fillIn(s3, s2, perMs) : tauI;
+  return tau > w ? tau - w : 0;
+}
+
+/** A fill time of `fromPerMs` ticks to a ms in ticks of `perMs`, rounded down (never longer). */
+function fillIn(fill: number, fromPerMs: number, perMs: number): number {
+  if (fromPerMs === perMs) return fill;
+  const x = fill * perMs;
+  return x < 9_007_199_254_740_992 ? floorDiv(x, fromPerMs) : floorDiv(fill, fromPerMs) * perMs;
 }
 
 /**
@@ -164,8 +205,10 @@ export function tokenBucketKernel(
   t: number,
   cost: number,
   v: Verdict,
+  tauI = 0,
+  s3 = 0,
 ): void {
-  bucketKernel(false, capacity, perUnit, perMs, has, s0, s1, s2, t, cost, v);
+  bucketKernel(false, capacity, perUnit, perMs, has, s0, s1, s2, t, cost, v, tauI, s3);
 }
 
 /**
@@ -202,8 +245,15 @@ export function bucketRefund(
   const after = Math.max(0, ahead - cost * perUnit);
   if (after === 0) return null;
   const whole = floorDiv(after, perMs);
+  // A state that carries its writer's fill time keeps it (in this rate's ticks, fillShift's
+  // rounding): the refund gives back a charge, not the shift a later reader owes that writer.
+  const fill = s[3] ?? 0;
+  const kept = fill === 0 ? 0 : Math.max(1, fillIn(fill, from, perMs));
   return {
-    state: [now + whole, after - whole * perMs, perMs],
+    state:
+      kept === 0
+        ? [now + whole, after - whole * perMs, perMs]
+        : [now + whole, after - whole * perMs, perMs, kept],
     ttlMs: ceilDiv(after, perMs) + now - t,
   };
 }
@@ -213,9 +263,10 @@ export const TOKEN_BUCKET: PolicyKindRow<'tokenBucket'> = {
   kind: 'tokenBucket',
   tag: 'tb',
   lua: 'token_bucket',
-  params: 3,
+  params: 4,
+  overrideParams: 3,
   shaping: false,
-  scalars: 3,
+  scalars: 4,
   kernel: tokenBucketKernel,
   refund: bucketRefund,
 };

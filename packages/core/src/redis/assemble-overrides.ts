@@ -42,10 +42,16 @@ export function overrideReads(
  * After a fragment's `local <params> = …` line: the override's parameters instead, for the ones
  * the fragment uses (`used`: name and index among the kind's parameters), unless it blocks.
  */
-export function overrideParams(policy: number, used: readonly (readonly [string, number])[]) {
+export function overrideParams(
+  policy: number,
+  used: readonly (readonly [string, number])[],
+  stored: number,
+) {
   const n = policy + 1;
   const names = used.map(([p]) => p).join(', ');
-  const values = used.map(([, j]) => `ovp[${j + 3}]`).join(', ');
+  // A parameter past those the state stores follows from the override's limit: the buckets'
+  // fill time at the limit, limit × ticks per unit (override-state.ts underOverride).
+  const values = used.map(([, j]) => (j < stored ? `ovp[${j + 3}]` : 'ovp[2] * ovp[4]')).join(', ');
   return [`local ovp = ov and ov[${n}]`, `if ovp and ovp[2] > 0 then ${names} = ${values} end`];
 }
 

@@ -114,7 +114,7 @@ export function callBody(
   ];
   // Overrides (assemble-overrides.ts): their keys come after the policies' and block keys.
   const overrideKey = kinds.length + blocking.filter(Boolean).length + 1;
-  if (overrides) out.push(...overrideReads(kinds, kinds.map(paramCount), overrideKey, at));
+  if (overrides) out.push(...overrideReads(kinds, kinds.map(storedCount), overrideKey, at));
   // ARGV[5..]: each fragment's parameters in turn, as many as its @params names; then each
   // blocking policy's blockFor in ms.
   const bases: number[] = [];
@@ -133,7 +133,7 @@ export function callBody(
     const line = `local ${names} = ${values}`;
     if (!overrides) return [line];
     const own = used.filter(([, j]) => j < paramCount(kinds[i]!));
-    return own.length === 0 ? [line] : [line, ...overrideParams(i, own)];
+    return own.length === 0 ? [line] : [line, ...overrideParams(i, own, storedCount(kinds[i]!))];
   };
   const fill = (f: Fragment, body: string, i: number) =>
     body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
@@ -389,6 +389,12 @@ export function argCount(kinds: readonly PolicyKind[], blocking: readonly boolea
   for (const k of kinds) n += paramCount(k) + (POLICY_TABLE[k].perCall?.args ?? 0);
   for (const b of blocking) if (b) n++;
   return n;
+}
+
+/** How many of a kind's parameters its override states store (kinds.ts `overrideParams`). */
+export function storedCount(kind: PolicyKind): number {
+  const row = POLICY_TABLE[kind];
+  return row.overrideParams ?? row.params;
 }
 
 /** How many of `Policy.params` a kind's fragment reads (its @params, less any per-call ones). */

@@ -31,7 +31,10 @@ function encodedOf(policies: readonly Policy[]): Encoded {
     const params: string[] = [];
     const slots: Slot[] = [];
     for (const p of policies) {
-      for (const x of p.params.slice(0, paramCount(p.kind))) params.push(String(x));
+      // A parameter a policy lacks (one built before its kind read it) goes as 0: the fragment
+      // reads it as the release before did (token_bucket.lua's tau_i).
+      const n = paramCount(p.kind);
+      for (let i = 0; i < n; i++) params.push(String(p.params[i] ?? 0));
       const perCall = POLICY_TABLE[p.kind].perCall;
       if (perCall !== undefined) {
         slots.push({ at: params.length, policy: p, perCall });
