@@ -1,4 +1,4 @@
-import { RetryError } from './errors.js';
+import { invalidOption } from './errors.js';
 import { checkNames } from './option-names.js';
 
 /**
@@ -52,10 +52,10 @@ export class RetryBudget {
     const maxTokens = options.maxTokens ?? 10;
     const tokenRatio = options.tokenRatio ?? 0.1;
     if (!(Number.isFinite(maxTokens) && maxTokens > 0)) {
-      throw new RetryError('INVALID_OPTION', `budget maxTokens must be > 0, got ${maxTokens}`);
+      throw invalidOption(`budget maxTokens must be > 0, got ${maxTokens}`);
     }
     if (!(Number.isFinite(tokenRatio) && tokenRatio > 0)) {
-      throw new RetryError('INVALID_OPTION', `budget tokenRatio must be > 0, got ${tokenRatio}`);
+      throw invalidOption(`budget tokenRatio must be > 0, got ${tokenRatio}`);
     }
     this.maxTokens = maxTokens;
     this.tokenRatio = tokenRatio;

@@ -66,7 +66,7 @@ export async function runWithRetries<T>(
   signals: readonly AbortSignal[] = o.signal ? [o.signal] : [],
 ): Promise<T> {
   for (const s of signals) if (s.aborted) throw abortReason(s);
-  const deadline = Date.now() + (o.deadlineMs ?? Number.POSITIVE_INFINITY);
+  const deadline = Date.now() + (o.deadlineMs ?? Infinity);
   // The deadline aborts `internal`; attempts and waits listen to it combined with the caller's
   // signals, which keep reaching a returned response's body after the call, as with fetch.
   const internal = new AbortController();

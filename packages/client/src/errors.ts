@@ -51,6 +51,11 @@ export class RetryError extends Error {
   }
 }
 
+/** The error every bad option throws, before any request is made (one place: the bundle's size). */
+export function invalidOption(message: string): RetryError {
+  return new RetryError('INVALID_OPTION', message);
+}
+
 /**
  * What the last attempt left behind, carried by the errors that end a retry loop early.
  * @example

@@ -1,9 +1,9 @@
 import { RetryBudget } from './budget.js';
 import { type Attempt, boundedDelay, checkDeadline, runWithRetries } from './engine.js';
-import { RetryBodyNotReplayableError, RetryError } from './errors.js';
+import { invalidOption, RetryBodyNotReplayableError } from './errors.js';
 import { type ResolvedOptions, type RetryOptions, resolveOptions } from './options.js';
 import { Pacer } from './pacing.js';
-import { serverDelay } from './server-delay.js';
+import { type ServerDelayReader, serverDelay } from './server-delay.js';
 import { sleep } from './sleep.js';
 
 /**
@@ -57,10 +57,19 @@ export interface FetchRetryOptions extends RetryOptions {
   readonly methods?: readonly string[];
   /**
    * Space requests per origin from the `RateLimit` headers the server sends, so that it does not
-   * have to refuse any: `true` for a pacer of this instance's own, or a shared `Pacer`.
+   * have to refuse any: `true` for a pacer of this instance's own, or a shared `Pacer` (or a
+   * subclass, such as the token-aware `ModelApiPacer` of `@floodgate/client/model-apis`).
    * @default false
    */
   readonly pacing?: boolean | Pacer;
+  /**
+   * Reads the wait a refused response asks for. Replace it to read headers this package does
+   * not know by default, such as `modelApiDelay` from `@floodgate/client/model-apis` (model
+   * APIs' `retry-after-ms` and `x-ratelimit-*` / `anthropic-ratelimit-*`).
+   * @default serverDelay
+   * @beta
+   */
+  readonly serverDelay?: ServerDelayReader;
 }
 
 const DEFAULT_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'];
@@ -70,6 +79,7 @@ interface Prepared {
   readonly statuses: ReadonlySet<number>;
   readonly methods: ReadonlySet<string>;
   readonly pacer: Pacer | undefined;
+  readonly delay: ServerDelayReader;
 }
 
 function prepare(options: FetchRetryOptions, ownBudget: boolean): Prepared {
@@ -78,20 +88,26 @@ function prepare(options: FetchRetryOptions, ownBudget: boolean): Prepared {
   const statuses = options.statuses ?? [429, 503];
   const methods = options.methods ?? DEFAULT_METHODS;
   if (!Array.isArray(statuses) || !statuses.every((s) => Number.isInteger(s))) {
-    throw new RetryError('INVALID_OPTION', 'statuses must be an array of integer status codes');
+    throw invalidOption('statuses must be an array of integer status codes');
   }
   if (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string')) {
-    throw new RetryError('INVALID_OPTION', 'methods must be an array of method names');
+    throw invalidOption('methods must be an array of method names');
+  }
+  const delay = options.serverDelay ?? serverDelay;
+  if (typeof delay !== 'function') {
+    throw invalidOption('serverDelay must be a function');
   }
   const pacing = options.pacing ?? false;
-  if (typeof pacing !== 'boolean' && !(pacing instanceof Pacer)) {
-    throw new RetryError('INVALID_OPTION', 'pacing must be a boolean or a Pacer (createPacer)');
+  // Checked by shape, not instanceof: a Pacer from another copy of this package paces as well.
+  if (typeof pacing !== 'boolean' && typeof pacing?.reserve !== 'function') {
+    throw invalidOption('pacing must be a boolean or a Pacer (createPacer)');
   }
   return {
     retry,
     statuses: new Set(statuses),
     methods: new Set(methods.map((m) => m.toUpperCase())),
     pacer: pacing === true ? new Pacer() : pacing || undefined,
+    delay,
   };
 }
 
@@ -151,8 +167,8 @@ async function call(
       // A paced wait obeys maxDelayMs and the deadline, as a server-given one does; one that
       // would be refused is not reserved, so it does not hold back the calls after it.
       const now = Date.now();
-      const most = o.onMaxDelay === 'throw' ? o.maxDelayMs : Number.POSITIVE_INFINITY;
-      const slot = p.pacer.reserve(origin, now, Math.min(most, deadline - now));
+      const most = o.onMaxDelay === 'throw' ? o.maxDelayMs : Infinity;
+      const slot = p.pacer.reserve(origin, now, Math.min(most, deadline - now), input, init);
       if (slot.seq === 0) {
         boundedDelay(slot.waitMs, o, { attempt: n });
         checkDeadline(slot.waitMs, deadline, o, { attempt: n });
@@ -179,7 +195,7 @@ async function call(
       p.pacer.observe(origin, seq, response.headers, Date.now());
     }
     if (!retryable || !p.statuses.has(response.status)) return { kind: 'done', value: response };
-    const server = serverDelay(response.headers, Date.now());
+    const server = p.delay(response.headers, Date.now());
     return {
       kind: 'retry',
       reason: 'status',
@@ -222,7 +238,7 @@ export function withRetry(
   options: FetchRetryOptions = {},
 ): FetchLike {
   if (typeof fetchFn !== 'function') {
-    throw new RetryError('INVALID_OPTION', 'withRetry needs a fetch function');
+    throw invalidOption('withRetry needs a fetch function');
   }
   const prepared = prepare(options, true);
   return (input, init) => call(fetchFn, input, init, prepared);

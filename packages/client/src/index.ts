@@ -21,4 +21,9 @@ export { type FetchLike, type FetchRetryOptions, fetchWithRetry, withRetry } fro
 export type { RetryEvent, RetryOptions, RetryReason } from './options.js';
 export { createPacer, Pacer, type PacerOptions, type PaceSlot } from './pacing.js';
 export { type RetryContext, type RetryFnOptions, retry } from './retry.js';
-export { type DelaySource, type ServerDelay, serverDelay } from './server-delay.js';
+export {
+  type DelaySource,
+  type ServerDelay,
+  type ServerDelayReader,
+  serverDelay,
+} from './server-delay.js';

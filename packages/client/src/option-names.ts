@@ -1,7 +1,7 @@
 // The one unknown-option check of this package's options objects, so that a typo or a peer
 // library's name (`{ maxRetries: 5 }`) throws, as the server side's options do, instead of being
 // ignored without a word. Kept small: the bundle has a size budget (README, "Size").
-import { RetryError } from './errors.js';
+import { invalidOption } from './errors.js';
 
 /** The declaration of an options type's names: one `true` per key, held to the type. */
 export type Names<T> = { readonly [K in keyof T]-?: true };
@@ -22,7 +22,7 @@ export function checkNames(
     // Object.hasOwn, not `in`: 'toString' or '__proto__' are no option's name.
     if (!names.includes(key) && !Object.hasOwn(known, key)) {
       const hint = Object.hasOwn(hints, key) ? ` (Floodgate's way: ${hints[key]})` : '';
-      throw new RetryError('INVALID_OPTION', `${label}: unknown option "${key}"${hint}`);
+      throw invalidOption(`${label}: unknown option "${key}"${hint}`);
     }
   }
 }

@@ -1,6 +1,6 @@
 import { JITTERS, type Jitter } from './backoff.js';
 import { RetryBudget } from './budget.js';
-import { RetryError } from './errors.js';
+import { invalidOption } from './errors.js';
 import type { FetchRetryOptions } from './fetch.js';
 import { checkNames } from './option-names.js';
 import type { RetryFnOptions } from './retry.js';
@@ -146,10 +146,6 @@ export interface ResolvedOptions {
   readonly random: () => number;
 }
 
-function invalid(message: string): RetryError {
-  return new RetryError('INVALID_OPTION', message);
-}
-
 // Each function's options beyond RetryOptions. The RetryOptions names themselves are the keys of
 // ResolvedOptions, checked against them (the bundle carries no second list of them). The types
 // below hold both to the options types: a name added to one and not the other fails to compile.
@@ -163,7 +159,7 @@ type SameNames = [keyof RetryOptions, keyof ResolvedOptions] extends [
 ]
   ? true
   : never;
-const FETCH = ['statuses', 'methods', 'pacing'] as const;
+const FETCH = ['statuses', 'methods', 'pacing', 'serverDelay'] as const;
 const RETRY_FN = ['shouldRetry'] as const;
 const _checked: [
   SameNames,
@@ -196,7 +192,7 @@ const PEERS: Readonly<Record<string, string>> = {
 function ms(name: string, value: number | undefined, fallback: number, bound = false): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !(value >= 0) || (!bound && value === Infinity)) {
-    throw invalid(
+    throw invalidOption(
       `${name} must be a ${bound ? 'non-negative' : 'finite, non-negative'} number of ms, got ${String(value)}`,
     );
   }
@@ -207,20 +203,20 @@ function ms(name: string, value: number | undefined, fallback: number, bound = f
 export function resolveOptions(options: RetryOptions, caller: keyof typeof EXTRA): ResolvedOptions {
   const retries = options.retries ?? 3;
   if (!Number.isSafeInteger(retries) || retries < 0) {
-    throw invalid(`retries must be a non-negative integer, got ${String(retries)}`);
+    throw invalidOption(`retries must be a non-negative integer, got ${String(retries)}`);
   }
   const jitter = options.jitter ?? 'full';
-  if (!JITTERS.includes(jitter)) throw invalid(`unknown jitter: ${String(jitter)}`);
+  if (!JITTERS.includes(jitter)) throw invalidOption(`unknown jitter: ${String(jitter)}`);
   const onMaxDelay = options.onMaxDelay ?? 'throw';
   if (onMaxDelay !== 'throw' && onMaxDelay !== 'clamp') {
-    throw invalid(`onMaxDelay must be 'throw' or 'clamp', got ${String(onMaxDelay)}`);
+    throw invalidOption(`onMaxDelay must be 'throw' or 'clamp', got ${String(onMaxDelay)}`);
   }
   const budget = options.budget;
   if (budget !== undefined && budget !== false && !(budget instanceof RetryBudget)) {
-    throw invalid('budget must be a RetryBudget (createRetryBudget) or false');
+    throw invalidOption('budget must be a RetryBudget (createRetryBudget) or false');
   }
   if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
-    throw invalid('onRetry must be a function');
+    throw invalidOption('onRetry must be a function');
   }
   const resolved: ResolvedOptions = {
     retries,

@@ -1,5 +1,5 @@
 import { parseRateLimitHeaders } from '@floodgate/core/headers';
-import { RetryError } from './errors.js';
+import { invalidOption } from './errors.js';
 import { checkNames } from './option-names.js';
 import { serverNow } from './server-delay.js';
 
@@ -85,16 +85,24 @@ export class Pacer {
     checkNames('Pacer', options, ['maxOrigins']);
     const maxOrigins = options.maxOrigins ?? 1000;
     if (!(Number.isSafeInteger(maxOrigins) && maxOrigins > 0)) {
-      throw new RetryError('INVALID_OPTION', `pacer maxOrigins must be a positive integer`);
+      throw invalidOption(`pacer maxOrigins must be a positive integer`);
     }
     this.#maxOrigins = maxOrigins;
   }
 
   /**
    * Reserves the next send time for `origin`. A wait longer than `maxWaitMs` is not reserved:
-   * the slot comes back with that wait and `seq` 0, and nothing is counted.
+   * the slot comes back with that wait and `seq` 0, and nothing is counted. `input` and `init`
+   * are the fetch call's own: a Pacer counts requests and ignores them; a subclass may weigh the
+   * request by them (`ModelApiPacer`, in `@floodgate/client/model-apis`, counts its tokens).
    */
-  reserve(origin: string, now: number, maxWaitMs = Number.POSITIVE_INFINITY): PaceSlot {
+  reserve(
+    origin: string,
+    now: number,
+    maxWaitMs = Infinity,
+    _input?: string | URL | Request,
+    _init?: RequestInit,
+  ): PaceSlot {
     const state = this.#state(origin);
     let slot = now;
     for (const [key, q] of state.quotas) {

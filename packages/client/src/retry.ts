@@ -1,5 +1,5 @@
 import { type Attempt, runWithRetries } from './engine.js';
-import { RetryError } from './errors.js';
+import { invalidOption } from './errors.js';
 import { type RetryOptions, resolveOptions } from './options.js';
 
 /**
@@ -76,7 +76,7 @@ export async function retry<T>(
   fn: (context: RetryContext) => T | Promise<T>,
   options: RetryFnOptions = {},
 ): Promise<T> {
-  if (typeof fn !== 'function') throw new RetryError('INVALID_OPTION', 'retry needs a function');
+  if (typeof fn !== 'function') throw invalidOption('retry needs a function');
   const resolved = resolveOptions(options, 'retry');
   const shouldRetry = options.shouldRetry ?? (() => true);
   const attempt: Attempt<T> = async (n, signal) => {

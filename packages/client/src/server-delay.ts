@@ -12,7 +12,10 @@ import { parseRateLimitHeaders, parseRetryAfter } from '@floodgate/core/headers'
  * @public
  */
 export type DelaySource =
+  | 'retry-after-ms'
   | 'retry-after'
+  | 'openai-ratelimit'
+  | 'anthropic-ratelimit'
   | 'ratelimit-draft-8'
   | 'ratelimit-draft-7'
   | 'ratelimit-draft-6'
@@ -37,6 +40,26 @@ export interface ServerDelay {
   readonly delayMs: number;
   readonly source: DelaySource;
 }
+
+/**
+ * Reads the wait a refused response asks for: `headers` are the response's, `localNow` this
+ * machine's clock. {@link serverDelay} is the default; `modelApiDelay` (from
+ * `@floodgate/client/model-apis`) also reads model APIs' headers.
+ * @example
+ * A reader for an API that states its wait in a header of its own, before the standard ones.
+ * ```ts
+ * import { type ServerDelayReader, serverDelay, withRetry } from '@floodgate/client';
+ *
+ * const reader: ServerDelayReader = (headers, localNow) => {
+ *   const seconds = Number(headers.get('x-wait-seconds') ?? Number.NaN);
+ *   if (seconds >= 0) return { delayMs: seconds * 1000, source: 'retry-after' };
+ *   return serverDelay(headers, localNow);
+ * };
+ * const api = withRetry(fetch, { serverDelay: reader });
+ * ```
+ * @beta
+ */
+export type ServerDelayReader = (headers: Headers, localNow: number) => ServerDelay | undefined;
 
 /** A timestamp this large is epoch milliseconds (Sep 2001 onwards), not epoch seconds. */
 const EPOCH_MS_THRESHOLD = 1e12;

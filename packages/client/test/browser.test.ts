@@ -10,7 +10,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './server.js';
 
-// The built ESM bundle and its two dependencies, served as files: the page has no bundler and
+// The built ESM bundle (both entries and their shared chunk) and its two dependencies, served as files: the page has no bundler and
 // no Node, so anything Node-only in them fails to load here.
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -32,7 +32,9 @@ const PAGE = `<!doctype html>
 </script>
 <script type="module">
   import * as client from '/client/index.js';
+  import * as models from '/client/model-apis/index.js';
   window.client = client;
+  window.models = models;
   window.ready = true;
 </script>`;
 
@@ -151,8 +153,14 @@ function callInPage(path: string): Promise<PageResult> {
 }
 
 describe('in a real browser (Chromium), from the built ESM bundle', () => {
-  it('loads without Node', () => {
+  it('loads without Node, the model-apis subpath too', async () => {
     expect(pageErrors).toEqual([]);
+    const read = await page.evaluate(() => {
+      // biome-ignore lint/suspicious/noExplicitAny: the module namespace the page loaded.
+      const { modelApiDelay } = (globalThis as any).models;
+      return modelApiDelay(new Headers({ 'retry-after-ms': '1500' }));
+    });
+    expect(read).toEqual({ delayMs: 1500, source: 'retry-after-ms' });
   });
 
   it('reads a cross-origin Retry-After exposed by CORS and waits as told', async () => {

@@ -1,7 +1,30 @@
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ESM script, also run by `pnpm lint`.
-import { BUDGET_BYTES, measure } from '../scripts/size.mjs';
+import * as size from '../scripts/size.mjs';
+
+const { BUDGET_BYTES, MODEL_APIS_BUDGET_BYTES, measure, measureModelApis } = size;
+
+/** The packages a built file imports, itself or through this package's own chunks. */
+async function imports(file: string, seen = new Set<string>()): Promise<Set<string>> {
+  const url = new URL(`../dist/${file}`, import.meta.url);
+  const code = await readFile(url, 'utf8');
+  const specifiers = [...code.matchAll(/^} from "([^"]+)";$|^import .* from "([^"]+)";$/gm)].map(
+    (m) => (m[1] ?? m[2]) as string,
+  );
+  const out = new Set<string>();
+  for (const s of specifiers) {
+    if (!s.startsWith('.')) {
+      out.add(s);
+      continue;
+    }
+    const chunk = new URL(s, url).pathname.split('/dist/')[1] as string;
+    if (seen.has(chunk)) continue;
+    seen.add(chunk);
+    for (const inner of await imports(chunk, seen)) out.add(inner);
+  }
+  return out;
+}
 
 describe('the ESM bundle', () => {
   it('bundles for the browser platform with its dependencies, within the size budget', async () => {
@@ -13,9 +36,31 @@ describe('the ESM bundle', () => {
     expect(gzipped).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 
-  it('imports nothing but core’s headers subpath', async () => {
-    const code = await readFile(new URL('../dist/index.js', import.meta.url), 'utf8');
-    const specifiers = [...code.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]);
-    expect(new Set(specifiers)).toEqual(new Set(['@floodgate/core/headers']));
+  it('imports nothing but core’s headers subpath (itself or through its chunk)', async () => {
+    expect(await imports('index.js')).toEqual(new Set(['@floodgate/core/headers']));
+  });
+
+  it('carries none of the model-apis code, in its chunk either', async () => {
+    const dist = new URL('../dist/', import.meta.url);
+    const files = (await readdir(dist)).filter((f) => /^(index|chunk-\w+)\.js$/.test(f));
+    expect(files.length).toBeGreaterThan(1);
+    for (const f of files) {
+      const code = await readFile(new URL(f, dist), 'utf8');
+      expect(code, f).not.toMatch(/anthropic|retry-after-ms|x-ratelimit-reset-|max_tokens/);
+    }
+  });
+});
+
+describe('the model-apis subpath', () => {
+  it('adds at most its own budget to an app that has the main entry, and no Node import', async () => {
+    const { both, addedGzipped } = await measureModelApis();
+    expect(both.inputs.filter((p: string) => p.startsWith('node:'))).toEqual([]);
+    expect(addedGzipped).toBeLessThanOrEqual(MODEL_APIS_BUDGET_BYTES);
+  });
+
+  it('imports nothing but core’s headers subpath either, and not the main entry', async () => {
+    expect(await imports('model-apis/index.js')).toEqual(new Set(['@floodgate/core/headers']));
+    const code = await readFile(new URL('../dist/model-apis/index.js', import.meta.url), 'utf8');
+    expect(code).not.toMatch(/from "\.\.\/index\.js"/);
   });
 });

@@ -277,6 +277,8 @@ describe('options are checked before any request', () => {
     { budget: {} },
     { statuses: ['429'] },
     { pacing: 'yes' },
+    { pacing: {} },
+    { serverDelay: 5 },
   ])('%j', async (options) => {
     expect(() => withRetry(fetch, options as never)).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTION' }),

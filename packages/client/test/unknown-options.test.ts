@@ -55,6 +55,10 @@ describe('unknown options', () => {
     expect((await thrown(() => retry(() => 1, { statuses: [429] } as never))).message).toBe(
       'retry: unknown option "statuses"',
     );
+    // serverDelay reads a response: fetch's, not retry()'s.
+    expect(
+      (await thrown(() => retry(() => 1, { serverDelay: () => undefined } as never))).message,
+    ).toBe('retry: unknown option "serverDelay"');
     expect(
       (await thrown(() => withRetry(never, { shouldRetry: () => true } as never))).message,
     ).toBe('withRetry: unknown option "shouldRetry"');
