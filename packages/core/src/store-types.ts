@@ -122,7 +122,8 @@ export interface PolicyResult {
 export interface Store {
   /**
    * What the store is, for metrics and traces (the `floodgate.store` attribute): `'memory'`,
-   * `'redis'`, `'ioredis'`, `'node-redis'`, `'iovalkey'`, `'valkey-glide'`, `'sharded'`. A store
+   * `'redis'`, `'ioredis'`, `'node-redis'`, `'iovalkey'`, `'valkey-glide'`, `'sharded'`,
+   * `'deno-kv'`, `'durable-objects'`, `'upstash'`. A store
    * without one is reported as `'custom'`: a class name is no substitute, bundlers rename classes
    * (`_MemoryStore`).
    */
