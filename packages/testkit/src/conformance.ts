@@ -40,6 +40,17 @@ export function storeConformance<S extends Store>(
   if (options.teardown !== undefined && typeof api.afterAll !== 'function') {
     throw new TypeError('storeConformance: options.teardown needs api.afterAll');
   }
+  const k = options.semanticsScale;
+  if (k !== undefined) {
+    // Windows of 1 s × k must divide a day, or the table's times would cross other seams.
+    if (!Number.isInteger(k) || k < 1 || 86_400 % k !== 0) {
+      throw new TypeError('storeConformance: options.semanticsScale must divide 86400');
+    }
+    // Only stores whose keys expire on real time need it: elsewhere it would only change the run.
+    if (options.realTimeExpiry !== true) {
+      throw new TypeError('storeConformance: options.semanticsScale needs realTimeExpiry');
+    }
+  }
   const h = makeHarness(api, options as ConformanceOptions<S>);
   api.describe(`${options.name}: Floodgate store conformance`, () => {
     if (options.teardown !== undefined) api.afterAll!(options.teardown);

@@ -51,6 +51,8 @@ export interface Harness<S extends Store = Store> extends Checks {
   readonly realTimeExpiry: boolean;
   /** Stretches the durations of random traces: 100 with `realTimeExpiry`, else 1. */
   readonly scale: number;
+  /** Stretches the semantics table: `ConformanceOptions.semanticsScale`, 1 unless given. */
+  readonly semanticsScale: number;
   /** Registers a test that gets a fresh store. */
   test(name: string, body: (run: Run<S>) => Promise<void>): void;
 }
@@ -72,6 +74,7 @@ export function makeHarness<S extends Store>(
     numRuns: options.numRuns ?? 40,
     realTimeExpiry: options.realTimeExpiry === true,
     scale: options.realTimeExpiry === true ? 100 : 1,
+    semanticsScale: options.semanticsScale ?? 1,
     test(name, body) {
       api.it(
         name,

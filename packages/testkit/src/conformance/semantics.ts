@@ -11,9 +11,21 @@ import { expectTtls, type Harness, type Run } from './harness.js';
 /** `[at, cost | 'peek', allowed, remaining, resetAfterMs, retryAfterMs, delayMs]`, `at` from an aligned base. */
 type Step = readonly [number, number | 'peek', boolean, number, number, number, number];
 
-async function play(h: Harness, run: Run, policy: Policy, steps: readonly Step[]): Promise<void> {
+/**
+ * Plays `steps` on `policy` with every time and duration in them × `k` (`policy` is built with
+ * its windows × `k`): where a table's values are exact, not rounded, they scale with its windows.
+ */
+async function play(
+  h: Harness,
+  run: Run,
+  k: number,
+  policy: Policy,
+  steps: readonly Step[],
+): Promise<void> {
   const l = run.limiter(policy);
-  for (const [at, cost, ...expected] of steps) {
+  for (const [t, cost, allowed, remaining, ...durations] of steps) {
+    const at = t * k;
+    const expected = [allowed, remaining, ...durations.map((ms) => ms * k)];
     run.at(at);
     const d = cost === 'peek' ? await l.peek('k') : await l.limit('k', { cost });
     const what = `${policy.id} at +${at} ms, ${cost === 'peek' ? 'peek' : `cost ${cost}`}: [allowed, remaining, resetAfterMs, retryAfterMs, delayMs]`;
@@ -33,11 +45,16 @@ async function play(h: Harness, run: Run, policy: Policy, steps: readonly Step[]
 }
 
 export function registerSemantics(h: Harness): void {
+  // The tables are written for windows of W = 1 s; with `semanticsScale` (a store whose keys
+  // expire on real time, behind slow round trips) W and every time in them are k times that,
+  // so no key the table still needs expires within a round trip.
+  const k = h.semanticsScale;
+  const W = 1000 * k;
   h.api.describe('the semantics table, policy by policy', () => {
     h.test(
       'fixedWindow: count + cost ≤ limit per epoch-aligned window; 2 × limit at the seam',
       async (run) => {
-        await play(h, run, fixedWindow({ limit: 5, window: 1000 }), [
+        await play(h, run, k, fixedWindow({ limit: 5, window: W }), [
           [900, 3, true, 2, 100, 0, 0],
           [900, 3, false, 2, 100, 100, 0],
           [950, 2, true, 0, 50, 0, 0],
@@ -52,7 +69,7 @@ export function registerSemantics(h: Harness): void {
     );
 
     h.test('slidingWindowLog: units in (now − window, now] + cost ≤ limit', async (run) => {
-      await play(h, run, slidingWindowLog({ limit: 3, window: 1000 }), [
+      await play(h, run, k, slidingWindowLog({ limit: 3, window: W }), [
         [0, 1, true, 2, 1000, 0, 0],
         [400, 2, true, 0, 1000, 0, 0],
         [999, 1, false, 0, 401, 1, 0],
@@ -68,7 +85,7 @@ export function registerSemantics(h: Harness): void {
     h.test(
       'slidingWindow: prev × (window − elapsed) + (cur + cost) × window ≤ limit × window',
       async (run) => {
-        await play(h, run, slidingWindow({ limit: 10, window: 1000 }), [
+        await play(h, run, k, slidingWindow({ limit: 10, window: W }), [
           [0, 10, true, 0, 2000, 0, 0],
           [999, 1, false, 0, 1001, 101, 0],
           [1000, 1, false, 0, 1000, 100, 0],
@@ -84,7 +101,7 @@ export function registerSemantics(h: Harness): void {
     );
 
     h.test('tokenBucket: continuous refill of limit per interval, capped at burst', async (run) => {
-      await play(h, run, tokenBucket({ limit: 2, interval: 1000, burst: 4 }), [
+      await play(h, run, k, tokenBucket({ limit: 2, interval: W, burst: 4 }), [
         [0, 'peek', true, 4, 0, 0, 0],
         [0, 4, true, 0, 2000, 0, 0],
         [0, 1, false, 0, 2000, 500, 0],
@@ -102,7 +119,9 @@ export function registerSemantics(h: Harness): void {
     h.test(
       'tokenBucket: a fractional rate (3 per second) is exact, fractions carried',
       async (run) => {
-        await play(h, run, tokenBucket({ limit: 3, interval: '1s' }), [
+        // Never stretched: a rate of 3 per k s rounds to other whole ms than k × these (334 is
+        // ⌈333.3⌉), and this table is about that rounding. Its shortest TTL is a second.
+        await play(h, run, 1, tokenBucket({ limit: 3, interval: '1s' }), [
           [0, 3, true, 0, 1000, 0, 0],
           [0, 1, false, 0, 1000, 334, 0],
           [333, 1, false, 0, 667, 1, 0],
@@ -119,7 +138,7 @@ export function registerSemantics(h: Harness): void {
     h.test(
       'leakyBucket: starts evenly spaced, up to queue waiting, delayMs says how long',
       async (run) => {
-        await play(h, run, leakyBucket({ limit: 2, interval: 1000, queue: 2 }), [
+        await play(h, run, k, leakyBucket({ limit: 2, interval: W, queue: 2 }), [
           [0, 'peek', true, 3, 0, 0, 0],
           [0, 1, true, 2, 500, 0, 0],
           [0, 'peek', true, 2, 500, 0, 500],
@@ -143,7 +162,7 @@ export function registerSemantics(h: Harness): void {
     // its state is empty on that clock too. A TTL counted from the key's time instead would
     // expire the key early: at +1950 below, a store would have forgotten and admitted a third.
     h.test('fixedWindow', async (run) => {
-      await play(h, run, fixedWindow({ limit: 2, window: 1000 }), [
+      await play(h, run, k, fixedWindow({ limit: 2, window: W }), [
         [1500, 1, true, 1, 500, 0, 0],
         [900, 1, true, 0, 1100, 0, 0],
         [950, 1, false, 0, 1050, 1050, 0],
@@ -152,7 +171,7 @@ export function registerSemantics(h: Harness): void {
       ]);
     });
     h.test('slidingWindowLog', async (run) => {
-      await play(h, run, slidingWindowLog({ limit: 2, window: 1000 }), [
+      await play(h, run, k, slidingWindowLog({ limit: 2, window: W }), [
         [1500, 1, true, 1, 1000, 0, 0],
         [900, 1, true, 0, 1600, 0, 0],
         [950, 1, false, 0, 1550, 1550, 0],
@@ -162,7 +181,7 @@ export function registerSemantics(h: Harness): void {
       ]);
     });
     h.test('slidingWindow', async (run) => {
-      await play(h, run, slidingWindow({ limit: 2, window: 1000 }), [
+      await play(h, run, k, slidingWindow({ limit: 2, window: W }), [
         [1500, 1, true, 1, 1500, 0, 0],
         [900, 1, true, 0, 2100, 0, 0],
         [950, 1, false, 0, 2050, 1550, 0],
@@ -172,7 +191,7 @@ export function registerSemantics(h: Harness): void {
       ]);
     });
     h.test('tokenBucket', async (run) => {
-      await play(h, run, tokenBucket({ limit: 2, interval: 1000 }), [
+      await play(h, run, k, tokenBucket({ limit: 2, interval: W }), [
         [1500, 2, true, 0, 1000, 0, 0],
         [900, 1, false, 0, 1600, 1100, 0],
         [1999, 1, false, 0, 501, 1, 0],
@@ -180,7 +199,7 @@ export function registerSemantics(h: Harness): void {
       ]);
     });
     h.test('leakyBucket', async (run) => {
-      await play(h, run, leakyBucket({ limit: 2, interval: 1000, queue: 1 }), [
+      await play(h, run, k, leakyBucket({ limit: 2, interval: W, queue: 1 }), [
         [1500, 1, true, 1, 500, 0, 0],
         [1500, 1, true, 0, 1000, 0, 500],
         [900, 1, false, 0, 1600, 1100, 0],

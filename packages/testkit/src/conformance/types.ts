@@ -161,6 +161,17 @@ export interface ConformanceOptions<S extends Store = Store> {
    * become 100 ms – 100 s), keeping every TTL far above a round trip. @default false
    */
   realTimeExpiry?: boolean;
+  /**
+   * With `realTimeExpiry`: stretches the semantics table (its windows, the times it calls at and
+   * the durations it expects) by this factor, as `realTimeExpiry` stretches the random traces.
+   * The table writes keys that expire 50 ms of real time later and must find them on the next
+   * call; a store whose round trips can take longer (over HTTP, on a loaded machine) needs a
+   * factor such as 100 (the shortest such TTL becomes 5 s). A whole divisor of 86 400, so the
+   * table's windows stay aligned to its base time. The fractional-rate table is left as it is:
+   * its point is whole-ms rounding, and its shortest TTL is 1 s. Only with `realTimeExpiry`.
+   * @default 1
+   */
+  semanticsScale?: number;
   /** TTL and key-listing access; without it those checks are left out. */
   inspect?: StoreInspector<S>;
   /** Run once after the whole suite (through `api.afterAll`), e.g. to stop a server. */

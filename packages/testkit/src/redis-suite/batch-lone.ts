@@ -14,7 +14,8 @@ async function cachedScripts(port: number): Promise<number> {
 /**
  * When the store batches: a call made while none of its script runs is in flight goes at once,
  * alone, through the plain script; the calls made while one is in flight go together as one run
- * of the batch script; and the callers one batch's reply woke, calling again at once, go together.
+ * of the batch script (for an `ordered` adapter: after the lone call); and the callers one
+ * batch's reply woke, calling again at once, go together.
  */
 export function loneCallTests<C>(
   api: RedisSuiteApi,
@@ -27,41 +28,44 @@ export function loneCallTests<C>(
   const remainingOf = (results: readonly (readonly { remaining: number }[])[]) =>
     results.map(([r]) => r!.remaining);
 
-  it('a call with no run in flight runs the plain script alone; calls made while one is in flight go as one batch', async () => {
-    const client = await openClient(adapter, server().url);
-    try {
-      const store = adapter.makeStore(client, { batch: true });
-      const prefix = `lone-${tag}`;
-      const port = server().port;
-      const call = (identity: string) => store.evaluate(storeCall(prefix, identity, policy));
-      // An empty script cache: what the server caches afterwards shows which scripts ran.
-      await redisCommand(port, ['SCRIPT', 'FLUSH']);
-      let before = await commandCalls(port);
-      const seq = [];
-      for (let i = 0; i < 3; i++) seq.push(await call('seq'));
-      expect(remainingOf(seq)).toEqual([9, 8, 7]);
-      // One EVALSHA each (the first, NOSCRIPT, loads the script with EVAL), all of the plain
-      // script: under the old rule too, but each a tick later.
-      expect(delta(before, await commandCalls(port))).toEqual({ evalsha: 3, eval: 1 });
-      const plain = scriptForKinds(['slidingWindow']).sha1;
-      expect(await redisCommand(port, ['SCRIPT', 'EXISTS', plain])).toEqual([1]);
-      expect(await cachedScripts(port)).toBe(1);
+  // Its remaining counts take the opener to run before the batch sent behind it, on the same key:
+  // so only on a transport that keeps the order of concurrent commands.
+  if (adapter.ordered !== false)
+    it('a call with no run in flight runs the plain script alone; calls made while one is in flight go as one batch', async () => {
+      const client = await openClient(adapter, server().url);
+      try {
+        const store = adapter.makeStore(client, { batch: true });
+        const prefix = `lone-${tag}`;
+        const port = server().port;
+        const call = (identity: string) => store.evaluate(storeCall(prefix, identity, policy));
+        // An empty script cache: what the server caches afterwards shows which scripts ran.
+        await redisCommand(port, ['SCRIPT', 'FLUSH']);
+        let before = await commandCalls(port);
+        const seq = [];
+        for (let i = 0; i < 3; i++) seq.push(await call('seq'));
+        expect(remainingOf(seq)).toEqual([9, 8, 7]);
+        // One EVALSHA each (the first, NOSCRIPT, loads the script with EVAL), all of the plain
+        // script: under the old rule too, but each a tick later.
+        expect(delta(before, await commandCalls(port))).toEqual({ evalsha: 3, eval: 1 });
+        const plain = scriptForKinds(['slidingWindow']).sha1;
+        expect(await redisCommand(port, ['SCRIPT', 'EXISTS', plain])).toEqual([1]);
+        expect(await cachedScripts(port)).toBe(1);
 
-      // The opener goes alone; the six calls made while it is in flight go as one batch run,
-      // after it (three of them on the opener's key).
-      before = await commandCalls(port);
-      const results = await Promise.all([
-        call('seq'),
-        ...Array.from({ length: 6 }, (_, i) => call(i % 2 === 1 ? 'seq' : `b${i}`)),
-      ]);
-      expect(remainingOf(results)).toEqual([6, 9, 5, 9, 4, 9, 3]);
-      // The batch script's EVALSHA met NOSCRIPT and was loaded with EVAL: one run for six calls.
-      expect(delta(before, await commandCalls(port))).toEqual({ evalsha: 2, eval: 1 });
-      expect(await cachedScripts(port)).toBe(2);
-    } finally {
-      await adapter.disconnect(client);
-    }
-  });
+        // The opener goes alone; the six calls made while it is in flight go as one batch run,
+        // after it (three of them on the opener's key).
+        before = await commandCalls(port);
+        const results = await Promise.all([
+          call('seq'),
+          ...Array.from({ length: 6 }, (_, i) => call(i % 2 === 1 ? 'seq' : `b${i}`)),
+        ]);
+        expect(remainingOf(results)).toEqual([6, 9, 5, 9, 4, 9, 3]);
+        // The batch script's EVALSHA met NOSCRIPT and was loaded with EVAL: one run for six calls.
+        expect(delta(before, await commandCalls(port))).toEqual({ evalsha: 2, eval: 1 });
+        expect(await cachedScripts(port)).toBe(2);
+      } finally {
+        await adapter.disconnect(client);
+      }
+    });
 
   it('the callers one batch answered, calling again at once, go together: no lone call splits them', async () => {
     const client = await openClient(adapter, server().url);

@@ -24,6 +24,13 @@ export interface RedisConformanceOptions<C> {
   adapters: readonly RedisStoreAdapter<C>[];
   /** fast-check runs per random-trace property, in `clock: 'client'`. @default 25 */
   numRuns?: number;
+  /**
+   * Stretches the semantics table of the `clock: 'client'` run by this factor (its
+   * `ConformanceOptions.semanticsScale`): for a client whose round trips can outlast the 50 ms the
+   * table leaves before a key it needs expires on Redis's clock (over HTTP, say). A divisor of
+   * 86 400. @default 1
+   */
+  semanticsScale?: number;
 }
 
 /**
@@ -110,6 +117,7 @@ export function redisConformance<C>(api: RedisSuiteApi, options: RedisConformanc
       makeStore: ({ now }) => adapter.makeStore(client(), { clock: 'client', now }),
       // PX runs on the server's real clock while the suite's clock stands still: stretched traces.
       realTimeExpiry: true,
+      semanticsScale: options.semanticsScale,
       inspect,
       numRuns: options.numRuns ?? 25,
     });

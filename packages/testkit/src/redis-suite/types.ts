@@ -102,6 +102,16 @@ export interface RedisStoreAdapter<C = unknown> {
    * not registered for it. @default true
    */
   readonly survivesCutReplies?: boolean;
+  /**
+   * False for transports that may run two concurrent commands in either order, such as HTTP
+   * (each request on a connection of its own, as `@upstash/redis` sends them): the batching
+   * tests that compare decisions call by call with one script run per call, or that expect the
+   * lone call to run before the batch sent behind it, are then not registered. Each decision is
+   * still atomic and exact; only the order between concurrent calls is not the order they were
+   * made in. True for a client that sends every command of one store on one connection.
+   * @default true
+   */
+  readonly ordered?: boolean;
 }
 
 /**

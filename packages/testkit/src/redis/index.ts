@@ -21,6 +21,12 @@ export {
   parseClusterNodes,
   settledTopology,
 } from '../redis-cluster-topology.js';
+export {
+  type RedisHttpBridge,
+  type RedisHttpBridgeOptions,
+  type RedisHttpBridgeRequests,
+  startRedisHttpBridge,
+} from '../redis-http-bridge.js';
 export { allKeysWithTtl, commandCalls, delta, keysFor, rng } from '../redis-inspect.js';
 export {
   freePort,
