@@ -1,11 +1,15 @@
 // Every JavaScript runtime Floodgate claims: the getting-started samples run as shown on workerd,
 // Bun and Deno (all from npm), answer 200 and then the 429 contract, and @floodgate/client
-// retries against them as the server asked. Before that, the built entry points that claim
-// every runtime are checked for Node built-ins.
+// retries against them as the server asked; a second instance of each (another process, or on
+// workerd another isolate) shares its count, through the store the sample uses: Upstash's REST
+// protocol (the testkit's bridge to a throw-away redis-server), Deno KV (a local file), Durable
+// Objects (workerd's own). Before that, the built entry points that claim every runtime are
+// checked for Node built-ins.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fetchWithRetry } from '@floodgate/client';
+import { redisCommand, startRedisHttpBridge, startRedisServer } from '@floodgate/testkit/redis';
 import { root } from '../packaging/workspace.mjs';
 import { runClient, runtimeVersion, serve } from './runtimes.mjs';
 import { runtimeSamples } from './samples.mjs';
@@ -100,6 +104,44 @@ async function clientInRuntime(server) {
   return `client (${server.runtime}) retried after ${first.delayMs} ms`;
 }
 
+/**
+ * The store is shared: drained through the first instance, a second one refuses too. (On a
+ * `MemoryStore` it would count on its own, and admit.) Its probe has counted; the one refill
+ * that may land between the two requests leaves it `r=0`.
+ */
+async function shared(server) {
+  const other = await server.another();
+  try {
+    await other.probe.arrayBuffer();
+    let res;
+    for (let sent = 0; sent < 300 && res?.status !== 429; sent++) {
+      await res?.arrayBuffer();
+      res = await fetch(server.url, { headers: server.headers });
+    }
+    assert.equal(res.status, 429, 'the first instance could not be drained');
+    await res.arrayBuffer();
+    const there = await fetch(other.url, { headers: other.headers });
+    await there.arrayBuffer();
+    const remaining = /;r=(\d+)/.exec(there.headers.get('ratelimit') ?? '')?.[1];
+    assert.ok(
+      there.status === 429 || (there.status === 200 && remaining === '0'),
+      `drained through the first instance, the second answered ${there.status} with r=${remaining}: it counts on its own`,
+    );
+    const which = server.runtime === 'workerd' ? 'isolate' : 'process';
+    return `a second ${which} then answered ${there.status}`;
+  } catch (e) {
+    e.message += `\nsecond instance:\n${other.output()}`;
+    throw e;
+  } finally {
+    await other.stop();
+  }
+}
+
+// What the samples' stores reach: Redis over HTTP, as Upstash serves it (never the Redis on 6379).
+const redis = await startRedisServer();
+const bridge = await startRedisHttpBridge({ port: redis.port });
+const vars = { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: bridge.token };
+
 const samples = runtimeSamples(root);
 for (const runtime of RUNTIMES) {
   if (!samples.some((s) => s.runtime === runtime)) failures.push(`no sample claims ${runtime}`);
@@ -110,8 +152,13 @@ for (const sample of samples) {
   const label = `${sample.name} ${runtimeVersion(sample.runtime)}`;
   let server;
   try {
-    server = await serve(sample.runtime, sample.code, `${sample.runtime}-${++n}`);
-    console.log(`ok   ${label}: ${await contract(server)}, ${await clientInRuntime(server)}`);
+    await redisCommand(redis.port, ['FLUSHALL']); // each sample starts on an empty store
+    server = await serve(sample.runtime, sample.code, `${sample.runtime}-${++n}`, {
+      vars,
+      flags: sample.flags,
+    });
+    const checks = [await contract(server), await clientInRuntime(server), await shared(server)];
+    console.log(`ok   ${label}: ${checks.join(', ')}`);
   } catch (e) {
     failures.push(`${label}: ${e.message}${server ? `\n${server.output()}` : ''}`);
   } finally {
@@ -132,6 +179,9 @@ for (const runtime of RUNTIMES) {
     await server?.stop();
   }
 }
+
+await bridge.close();
+await redis.stop();
 
 if (failures.length) {
   console.error(`\n${failures.length} problem(s):\n\n${failures.join('\n\n')}`);

@@ -1,12 +1,13 @@
 // The samples a reader copies are the code the runtimes run: blocks tagged ```ts runtime=… in
 // docs/getting-started.md, taken verbatim. The one Hono sample names, in a comment, the module
-// each runtime takes `getConnInfo` from; that swap is the only edit made.
+// each runtime takes `getConnInfo` from; that swap is the only edit made. Deno runs a sample with
+// the permission flags of the `deno serve … app.ts` command the text before it gives.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const HONO_CONN_INFO = { bun: 'hono/bun', deno: 'hono/deno', workerd: 'hono/cloudflare-workers' };
 
-/** `[{ runtime, name, line, code }]`: one entry per runtime a sample claims. */
+/** `[{ runtime, name, code, flags? }]`: one entry per runtime a sample claims. */
 export function runtimeSamples(root) {
   const file = join(root, 'docs', 'getting-started.md');
   const lines = readFileSync(file, 'utf8').split('\n');
@@ -19,10 +20,12 @@ export function runtimeSamples(root) {
     const code = lines.slice(i + 1, end).join('\n');
     const adapter = /@floodgate\/http\/(\w+)/.exec(code)?.[1] ?? 'unknown';
     for (const runtime of open[1].split(',')) {
+      const name = `${adapter} sample (getting-started.md:${i + 1}) on ${runtime}`;
       out.push({
         runtime,
-        name: `${adapter} sample (getting-started.md:${i + 1}) on ${runtime}`,
+        name,
         code: adapter === 'hono' ? forRuntime(code, runtime) : code,
+        ...(runtime === 'deno' ? { flags: denoFlags(lines, i, name) } : {}),
       });
     }
     i = end;
@@ -37,4 +40,14 @@ function forRuntime(code, runtime) {
   if (!swapped.includes(`from '${want}'`))
     throw new Error("the Hono sample no longer imports 'hono/bun'");
   return swapped;
+}
+
+/** The flags of the last `deno serve … app.ts` in the text between the previous block and this. */
+function denoFlags(lines, open, name) {
+  let start = open;
+  while (start > 0 && !lines[start - 1].startsWith('```')) start--;
+  const text = lines.slice(start, open).join(' ');
+  const command = [...text.matchAll(/`deno serve ([^`]*?)\s*app\.ts`/g)].at(-1);
+  if (!command) throw new Error(`${name}: no \`deno serve … app.ts\` command before it`);
+  return command[1].split(/\s+/).filter(Boolean);
 }
