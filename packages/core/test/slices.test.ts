@@ -325,7 +325,9 @@ const steps = fc.array(
   { minLength: 1, maxLength: 300 },
 );
 
-describe('withSlices: the bounds, four processes on one store', () => {
+// Properties of a few hundred async runs each: about 3 s on a quiet 2-core machine, several
+// times that under a full CI run beside other suites. What they check does not depend on time.
+describe('withSlices: the bounds, four processes on one store', { timeout: 60_000 }, () => {
   it('fixedWindow and quota: never more than the limit in a window (a slice ends with its window)', async () => {
     await fc.assert(
       fc.asyncProperty(steps, fc.integer({ min: 1, max: 12 }), async (s, size) => {
