@@ -59,13 +59,16 @@ describe('createConcurrencyLimiter when the store fails', () => {
     store.stall();
     const t0 = performance.now();
     const lease = await limiter.acquire('u');
+    const t1 = performance.now();
     expect([lease.allowed, lease.reason]).toEqual([true, 'store-timeout']);
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(29);
+    expect(t1 - t0).toBeGreaterThanOrEqual(29);
     store.heal();
     await new Promise((resolve) => setTimeout(resolve, 0));
+    // The deadline the store was told: timeoutMs after the call began (however late the limiter
+    // got to it on a loaded machine), and the fallback answered no sooner than it.
     const sent = store.requests.at(-1)!;
-    expect(sent.deadline).toBeGreaterThan(t0);
-    expect(sent.deadline).toBeLessThanOrEqual(t0 + 31);
+    expect(sent.deadline).toBeGreaterThanOrEqual(t0 + 30);
+    expect(sent.deadline).toBeLessThanOrEqual(t1);
     // This store ignores the deadline and granted late: the limiter freed that grant.
     expect(store.slots(limiter.key('u'))).toBe(0);
     expect(store.fallbacks[0]!.slots(limiter.key('u'))).toBe(1);
