@@ -464,7 +464,7 @@ describe('migrateKeys off: the scripts and calls are those of 1.0', () => {
         const state = [
           now + Math.floor(random() * 120_000),
           limit,
-          ...params.slice(0, i === 0 ? 3 : 2),
+          ...(params.slice(0, i === 0 ? 3 : 2) as number[]),
         ];
         model.set(`${own[i]}:ovr`, state);
         await redis.set(`${own[i]}:ovr`, state.join(' '));
