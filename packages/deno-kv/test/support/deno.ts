@@ -2,14 +2,24 @@
 // workspace packages resolved as Node resolves them, so Deno needs no node_modules and no
 // config), then run it with the deno binary from npm (the `deno` dev dependency).
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 const require = createRequire(import.meta.url);
 
-/** The deno executable that `pnpm install` put in the `deno` package. */
-export const DENO = join(dirname(require.resolve('deno/package.json')), 'deno');
+/**
+ * The deno executable of the `deno` package. pnpm runs no install script of it (the root
+ * package.json ignores its build), so on a fresh install the executable is still only in its
+ * platform package: the package's own `runInstall` finds it there (copying it beside itself, as
+ * its `bin.cjs` does on a first run) and returns its path.
+ */
+export const DENO: string = (() => {
+  const here = join(dirname(require.resolve('deno/package.json')), 'deno');
+  if (existsSync(here)) return here;
+  return (require('deno/install_api.cjs') as { runInstall(): string }).runInstall();
+})();
 
 /** Bundles `entry` (a path) into one ES module at `outfile`; `external` stays an import. */
 export async function bundle(entry: string, outfile: string, external: string[] = []) {
