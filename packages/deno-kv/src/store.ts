@@ -1,5 +1,4 @@
 import { FloodgateError } from '@floodgate/core';
-import { MemoryStore } from '@floodgate/memory';
 import type {
   LeaseGrant,
   LeaseRef,
@@ -11,6 +10,7 @@ import type {
   Store,
   StoreCall,
 } from '@floodgate/core/store';
+import { MemoryStore } from '@floodgate/memory';
 import { decodeLeases, decodeState, encodeState, expiryOf, type HeldLease } from './codec.js';
 import { KeyMap } from './keys.js';
 import type { DenoKvLike } from './kv-types.js';
