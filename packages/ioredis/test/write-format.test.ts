@@ -14,20 +14,18 @@ import {
   policyKey,
   type StoreCall,
 } from '@floodgate/core/store';
-import { type RedisServer, rng, startRedisServer } from '@floodgate/testkit/redis';
+import { rng, useRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IoRedisStore } from '../src/index.js';
 
-let server: RedisServer;
+const server = useRedisServer({ beforeAll, afterAll });
 let redis: Redis;
-beforeAll(async () => {
-  server = await startRedisServer();
-  redis = new Redis(server.url);
+beforeAll(() => {
+  redis = new Redis(server().url);
 });
-afterAll(async () => {
+afterAll(() => {
   redis?.disconnect();
-  await server?.stop();
 });
 
 const SCRIPT_10 = (
