@@ -247,6 +247,7 @@ describe('formatRateLimitHeaders: the hand-written draft-8 fields', () => {
     expect(memberCacheSize()).toBe(before);
     const atMost = oneOf(policy({ name: 'm'.repeat(MEMBER_NAME_MAX), limit: 3 }));
     formatRateLimitHeaders(atMost);
-    expect(memberCacheSize()).toBe(before + 1);
+    // The property tests above fill the cache with random names; a full cache starts over.
+    expect(memberCacheSize()).toBe(before >= MEMBER_CACHE_MAX ? 1 : before + 1);
   });
 });
