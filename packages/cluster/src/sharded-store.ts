@@ -30,8 +30,10 @@ function withDeadline(call: StoreCall, deadline: number): StoreCall {
     cost: call.cost,
     mode: call.mode,
     deadline,
-    // The override keys are among `keys`: the shard must know to read them.
+    // The override and 0.1 keys are among `keys`: the shard must know to read them.
     ...(call.overrides === true ? { overrides: true } : {}),
+    ...(call.migrate === undefined ? {} : { migrate: call.migrate }),
+    ...(call.costs === undefined ? {} : { costs: call.costs }),
   };
   if (call.identity === undefined) return copy;
   return { ...copy, identity: call.identity, prefix: call.prefix };

@@ -10,10 +10,13 @@ export function quotaBackMs(p: PolicyDecision): number {
 
 /**
  * Whether `p`, met after `current` in policy order, binds instead of it (the rule documented on
- * `Decision.binding`): fewer units left; or as few, of the same quota, and back later. A tie of
- * different quotas keeps the earlier policy, so `limit` is the first tied policy's.
+ * `Decision.binding`): a denial before an admission; then fewer units left; or as few, of the
+ * same quota, and back later. A tie of different quotas keeps the earlier policy, so `limit` is
+ * the first tied policy's. With one cost for every policy a denied policy always has fewer units
+ * left than an admitting one; with per-policy costs (`Cost`) it may not, and it still binds.
  */
 export function bindsInstead(p: PolicyDecision, current: PolicyDecision): boolean {
+  if (p.allowed !== current.allowed) return !p.allowed;
   if (p.remaining !== current.remaining) return p.remaining < current.remaining;
   return p.limit === current.limit && quotaBackMs(p) > quotaBackMs(current);
 }

@@ -24,6 +24,7 @@ export class LimiterCall implements StoreCall {
   declare readonly overrides?: boolean;
   /** Present only for a limiter with `migrateKeys`: its calls read and write the 0.1 keys too. */
   declare readonly migrate?: '0.1';
+  declare readonly costs?: readonly number[];
 
   constructor(
     readonly policies: readonly Policy[],
@@ -35,10 +36,13 @@ export class LimiterCall implements StoreCall {
     deadline?: number,
     overrides?: boolean,
     migrate?: '0.1',
+    costs?: readonly number[],
   ) {
     if (deadline !== undefined) (this as { deadline?: number }).deadline = deadline;
     if (overrides === true) (this as { overrides?: boolean }).overrides = true;
     if (migrate !== undefined) (this as { migrate?: '0.1' }).migrate = migrate;
+    // Only per-policy costs set it: calls with one cost keep their hidden class.
+    if (costs !== undefined) (this as { costs?: readonly number[] }).costs = costs;
   }
 
   /** The same call object for the next decision of its limiter (never one with a deadline). */
@@ -74,6 +78,7 @@ export class LimiterCall implements StoreCall {
       undefined,
       this.overrides,
       this.migrate,
+      this.costs,
     );
   }
 }

@@ -44,7 +44,7 @@ export interface DecisionEvent {
   /** From the call to its answer, in ms (for `wait()`, the whole wait). */
   readonly durationMs: number;
   /** Which method decided. */
-  readonly operation: 'limit' | 'wait';
+  readonly operation: 'limit' | 'wait' | 'reserve';
   /** The store failure, when `outcome` is `'error'`. */
   readonly error?: FloodgateError;
 }

@@ -22,7 +22,10 @@ export type FloodgateErrorCode =
   | 'STORE_TIMEOUT'
   | 'STORE_PROTOCOL'
   | 'WAIT_TIMEOUT'
-  | 'ABORTED';
+  | 'ABORTED'
+  | 'ALREADY_SETTLED'
+  | 'RESERVATION_DENIED'
+  | 'RESERVATION_EXPIRED';
 
 // A registered symbol survives duplicate package copies and realms (workers, vm contexts), where
 // `instanceof` would not.

@@ -26,4 +26,5 @@ export { type QuotaOptions, quota } from './policies/quota.js';
 export { type SlidingWindowOptions, slidingWindow } from './policies/sliding_window.js';
 export { type SlidingWindowLogOptions, slidingWindowLog } from './policies/sliding_window_log.js';
 export { type TokenBucketOptions, tokenBucket } from './policies/token_bucket.js';
+export type { Cost, Reservation, ReserveOptions } from './reserve-types.js';
 export type { Decision, DecisionReason, Policy, PolicyDecision, PolicyKind } from './types.js';

@@ -3,6 +3,7 @@
 import type { BreakerOptions } from './breaker.js';
 import type { DecisionEvent } from './decision-event.js';
 import type { FloodgateError } from './errors.js';
+import type { Cost, Reservation, ReserveOptions } from './reserve-types.js';
 import type { Store } from './store-types.js';
 import type { Telemetry } from './telemetry-types.js';
 import type { Decision, Policy } from './types.js';
@@ -217,8 +218,16 @@ export interface RefundOptions {
  * @public
  */
 export interface Limiter {
-  /** Charges `cost` (default 1) if every policy admits it. */
-  limit(identity: string, options?: { cost?: number }): Promise<Decision>;
+  /**
+   * Charges `cost` (default 1) if every policy admits it: a number charges every policy, a
+   * record charges each policy by name (`Cost`).
+   */
+  limit(identity: string, options?: { cost?: Cost }): Promise<Decision>;
+  /**
+   * Admits against an estimate (`cost`) as `limit` does, and returns the decision with `settle`
+   * and `cancel` to correct the charge once the real cost is known (docs/ai.md).
+   */
+  reserve(identity: string, options?: ReserveOptions): Promise<Reservation>;
   /** Charges nothing: remaining as it stands; `allowed` says whether one more unit would pass now. */
   peek(identity: string): Promise<Decision>;
   /** Forgets the identity in every policy, and lifts its blocks (`blockFor`). */

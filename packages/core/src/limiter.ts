@@ -2,6 +2,7 @@ import type { BlockedCache } from './blocked-cache.js';
 import { Breaker, type BreakerState } from './breaker.js';
 import { blockedCacheFor, exposeInvalidation } from './cache-watch.js';
 import { LimiterCall } from './call.js';
+import { type CallCost, costOf } from './cost.js';
 import { plainDecision } from './decision.js';
 import { FloodgateError, isCallerError, storeError } from './errors.js';
 import { breakerOpen, guarded } from './guarded.js';
@@ -22,12 +23,15 @@ import type { LimiterWithOverrides } from './override-types.js';
 import { overriddenDecision, overridesOption, withOverrides } from './overrides.js';
 import { legacyPolicyId } from './policies/migrate.js';
 import { refundDecisionOf, refundScope } from './refund.js';
+import { reservationOf, reserveOptionsOf, type SettleHost } from './reserve.js';
 import { applyShadow, partlyShadowed, shadowMask } from './shadow.js';
 import type { PolicyResult, Store, StoreCall } from './store-types.js';
 import { withTimeout } from './timeout.js';
 import type { Decision, DecisionReason, Policy } from './types.js';
 import { checkWaitOptions, WaitQueues } from './wait.js';
 import { withWriteFormat } from './write-format.js';
+
+const LIMIT = { method: 'limit', admission: true } as const;
 
 /** `{ cost }` or `{}`: no other own enumerable key (as `Object.keys`, without its array). */
 function onlyCost(opts: unknown): boolean {
@@ -184,7 +188,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
       : new LimiterCall(policies, prefix, '', 1, 'limit', undefined, overriding, migrate);
 
   // Not async: on the in-process path the promise returned is the only one made per decision.
-  function run(id: string, cost: number, mode: 'limit' | 'peek'): Promise<Decision> {
+  function run(
+    id: string,
+    cost: number,
+    mode: 'limit' | 'peek',
+    costs?: readonly number[],
+  ): Promise<Decision> {
+    if (costs !== undefined) {
+      const call = callOf(id, cost, mode, policies, costs);
+      return sync === undefined ? runRemote(call) : runSync(call);
+    }
     if (sync === undefined) return runRemote(callOf(id, cost, mode));
     // Taken while in use: a store that calls back into this limiter gets a call of its own.
     const call = spare === undefined ? callOf(id, cost, mode) : spare.refill(id, cost, mode);
@@ -194,11 +207,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       results = sync.evaluateSync!(call);
     } catch (cause) {
       spare = call;
-      if (isCallerError(cause)) return Promise.reject(cause);
-      const error = storeError(cause);
-      if (onStoreError !== 'throw') onError?.(error);
-      // A fallback store may hold on to its call: it gets one of its own.
-      return fallBack(call.withoutDeadline(), error);
+      return syncFailed(call, cause);
     }
     spare = call;
     // One test of a constant per decision; the shadow mapping runs only in shadow mode.
@@ -208,6 +217,26 @@ export function createLimiter(options: LimiterOptions): Limiter {
     // fulfils the promise without a generic lookup of `d.then` (6 % of a decision's instructions).
     void d.allowed;
     return Promise.resolve(d);
+  }
+
+  /** A store error on the in-process path: rejected, or the fallback's decision. */
+  function syncFailed(call: LimiterCall, cause: unknown): Promise<Decision> {
+    if (isCallerError(cause)) return Promise.reject(cause);
+    const error = storeError(cause);
+    if (onStoreError !== 'throw') onError?.(error);
+    // A fallback store may hold on to its call: it gets one of its own.
+    return fallBack(call.withoutDeadline(), error);
+  }
+
+  /** A call of its own on the in-process path (per-policy costs): never the spare. */
+  function runSync(call: LimiterCall): Promise<Decision> {
+    let results: readonly PolicyResult[];
+    try {
+      results = sync!.evaluateSync!(call);
+    } catch (cause) {
+      return syncFailed(call, cause);
+    }
+    return Promise.resolve(decide(list, results));
   }
 
   async function runRemote(call: StoreCall): Promise<Decision> {
@@ -237,9 +266,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const refundStore = (call: StoreCall): Promise<void> =>
     guarded(breaker, timeoutMs, () => store.evaluate(call).then(() => undefined), call.deadline);
 
-  /** `cost` as `limit()` checks it: a positive safe integer no policy's capacity is below. */
-  function costOf(opts: { cost?: number } | undefined, method: string): number {
-    // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
+  /** `cost` as `refund()` checks it: a positive safe integer no policy's capacity is below. */
+  function refundCostOf(opts: { cost?: number } | undefined, method: string): number {
+    // `refund(id, 5)` or `{ costs: 5 }` would otherwise give back 1 without a word.
     if (opts !== undefined && !onlyCost(opts)) {
       throw new FloodgateError('INVALID_OPTION', `${method}() takes { cost } as its options`);
     }
@@ -252,6 +281,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       );
     }
     return cost;
+  }
+
+  /** An admission at a checked cost: one cost through the blocked-key cache, per-policy past it. */
+  function admit(id: string, c: CallCost): Promise<Decision> {
+    // A per-policy cost's denial is not cached: the cache compares one cost with another.
+    if (c.costs !== undefined) return run(id, c.cost, 'limit', c.costs);
+    if (blocked === undefined) return run(id, c.cost, 'limit');
+    return limitBlocked(blocked, id, c.cost);
   }
 
   function limitBlocked(cache: BlockedCache, id: string, cost: number): Promise<Decision> {
@@ -275,7 +312,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   /** A store call with a deadline when `timeoutMs` is set, so a late script charges nothing. */
-  const callOf = (id: string, cost: number, mode: StoreCall['mode'], ps = policies): LimiterCall =>
+  const callOf = (
+    id: string,
+    cost: number,
+    mode: StoreCall['mode'],
+    ps = policies,
+    costs?: readonly number[],
+  ): LimiterCall =>
     new LimiterCall(
       ps,
       prefix,
@@ -285,6 +328,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
       overriding,
       migrate,
+      costs,
     );
 
   /** A refund of `charged` only (the enforced policies of a partly shadowed limiter). */
@@ -300,6 +344,26 @@ export function createLimiter(options: LimiterOptions): Limiter {
       migrate,
     );
   const charged = refundScope(policies, shadow);
+  /** A reservation's settle: the signed differences, on what its admission charged. */
+  const host: SettleHost = {
+    policies,
+    capacity,
+    now: clock,
+    async settle(id, decision, diffs) {
+      const scope = charged(decision);
+      if (scope === undefined) return;
+      const costs = scope === policies ? diffs : scope.map((p) => diffs[policies.indexOf(p)]!);
+      if (costs.every((c) => c === 0)) return;
+      const most = Math.max(...costs.map(Math.abs));
+      // As a refund: units given back may lift a cached denial, before and after the call.
+      blocked?.invalidate(id);
+      try {
+        await refundStore(callOf(id, most, 'settle', scope, costs));
+      } finally {
+        blocked?.invalidate(id);
+      }
+    },
+  };
   let waiting: WaitQueues | undefined;
   const queues = (): WaitQueues =>
     // Made at the first wait(); in shadow mode nothing is held back (no leaky-bucket delay).
@@ -323,18 +387,25 @@ export function createLimiter(options: LimiterOptions): Limiter {
     shadow: shadow === true,
     limit(identity, opts) {
       try {
-        const cost = costOf(opts, 'limit');
-        const id = idOf(identity);
-        if (cost > capacity) {
-          throw new FloodgateError(
-            'COST_EXCEEDS_CAPACITY',
-            `cost ${cost} exceeds the largest admissible cost ${capacity}`,
-          );
+        // `limit(id, 5)` or `{ costs: 5 }` would otherwise charge 1 without a word.
+        if (opts !== undefined && !onlyCost(opts)) {
+          throw new FloodgateError('INVALID_OPTION', 'limit() takes { cost } as its options');
         }
-        if (blocked === undefined) return run(id, cost, 'limit');
-        return limitBlocked(blocked, id, cost);
+        const c = costOf(policies, opts?.cost, LIMIT, capacity);
+        return admit(idOf(identity), c);
       } catch (error) {
         // Bad input rejects, as from an async function, rather than throwing synchronously.
+        return Promise.reject(error);
+      }
+    },
+    reserve(identity, opts) {
+      try {
+        const { estimate, settleWithinMs } = reserveOptionsOf(opts, host);
+        const id = idOf(identity);
+        return admit(id, estimate).then((d) =>
+          reservationOf(d, id, estimate, settleWithinMs, host),
+        );
+      } catch (error) {
         return Promise.reject(error);
       }
     },
@@ -376,7 +447,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
     async refund(identity, opts) {
       const decision = refundDecisionOf(opts);
-      const cost = costOf(decision === undefined ? opts : { cost: opts!.cost }, 'refund');
+      const cost = refundCostOf(decision === undefined ? opts : { cost: opts!.cost }, 'refund');
       const id = idOf(identity);
       // No admission ever charged more than the smallest capacity: nothing to give back.
       if (cost > capacity) {

@@ -107,11 +107,11 @@ export function reporter(
 
 /** The limiter with its `limit` and `wait` reported. */
 export function observed(base: Limiter, report: Report): Limiter {
-  function settle(
-    promise: Promise<Decision>,
+  function settle<D extends Decision>(
+    promise: Promise<D>,
     operation: DecisionEvent['operation'],
     identity: string,
-  ): Promise<Decision> {
+  ): Promise<D> {
     const startedAt = performance.now();
     return promise.then(
       (decision) => {
@@ -140,6 +140,7 @@ export function observed(base: Limiter, report: Report): Limiter {
     shadow: base.shadow === true,
     limit: (identity, options) => settle(base.limit(identity, options), 'limit', identity),
     wait: (identity, options) => settle(base.wait(identity, options), 'wait', identity),
+    reserve: (identity, options) => settle(base.reserve(identity, options), 'reserve', identity),
     peek: (identity) => base.peek(identity),
     reset: (identity) => base.reset(identity),
     refund: (identity, options) => base.refund(identity, options),

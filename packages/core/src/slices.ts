@@ -206,8 +206,10 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     policies,
     shadow: limiter.shadow,
     limit(identity, opts) {
+      // Per-policy costs are decided by the store itself: a slice holds units of one cost.
+      if (typeof opts?.cost === 'object') return limiter.limit(identity, opts);
       try {
-        const cost = sliceCostOf(opts, capacity);
+        const cost = sliceCostOf(opts as { cost?: number } | undefined, capacity);
         const slot = slots.get(identity);
         if (slot !== undefined) count(slot, cost);
         return limit(identity, cost, slot);
@@ -217,6 +219,8 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     },
     peek: (identity) => limiter.peek(identity),
     wait: (identity, opts) => limiter.wait(identity, opts),
+    // A reservation is settled on the store: it is charged there, never from a slice.
+    reserve: (identity, opts) => limiter.reserve(identity, opts),
     refund: (identity, opts) => limiter.refund(identity, opts),
     reset(identity) {
       slots.delete(identity);

@@ -45,12 +45,24 @@ export interface StoreCall {
   /** Positive safe integer, already validated against every policy's capacity. */
   readonly cost: number;
   /**
+   * Per-policy costs, in policy order, when they are not all `cost` (a `Cost` record, a
+   * settle): each policy is evaluated, charged or refunded by its own, instead of `cost`. In
+   * `'limit'` and `'refund'` each is a safe integer ≥ 0 within its policy's capacity (0: the
+   * policy charges nothing and denies only while it is over its limit or blocked); in `'settle'`
+   * any safe integer. Absent otherwise: a store that predates it stays correct for every call
+   * without it, and the limiter sends it only with per-policy costs.
+   */
+  readonly costs?: readonly number[];
+  /**
    * `'limit'` charges when every policy admits; `'peek'` evaluates a cost of 1 and writes nothing;
    * `'refund'` gives `cost` back to every policy (each kind's rule is in docs/algorithms.md) and
    * leaves blocks as they are. A refund's results are each policy's as `'limit'` would have
    * evaluated the cost before the refund, uncharged; the limiter does not read them.
+   * `'settle'` (a reservation corrected, `costs` always set) charges each positive cost whatever
+   * the policy's capacity (debt), refunds each negative one, and leaves blocks as they are; its
+   * results are unread too (`evaluateAll` says what they are).
    */
-  readonly mode: 'limit' | 'peek' | 'refund';
+  readonly mode: 'limit' | 'peek' | 'refund' | 'settle';
   /**
    * The `performance.now()` instant at which the caller stops waiting (the limiter's
    * `timeoutMs`). A store that can must not charge when it gets to the call later than that: the

@@ -152,7 +152,10 @@ export interface Decision {
   readonly allowed: boolean;
   /** The limit of the {@link Decision.binding | binding} policy. */
   readonly limit: number;
-  /** The units the {@link Decision.binding | binding} policy has left: the fewest across policies. */
+  /**
+   * The units the {@link Decision.binding | binding} policy has left: the fewest across policies
+   * (across the denying ones, when a per-policy cost was denied).
+   */
   readonly remaining: number;
   /** Largest time until a policy is back to its empty state. */
   readonly resetAfterMs: number;
@@ -168,7 +171,8 @@ export interface Decision {
   readonly policies: readonly PolicyDecision[];
   /**
    * The policy that binds: the one with the fewest `remaining` units, whether the request was
-   * allowed or denied. On a tie the first of them in `policies` order sets the quota (`limit`);
+   * allowed or denied; of a denied request, one that denied it (with one cost for every policy
+   * that is always the one with the fewest; with per-policy costs, `Cost`, it may not be). On a tie the first of them in `policies` order sets the quota (`limit`);
    * among the tied policies with that same `limit`, the one whose units come back last binds
    * (its `resetAfterMs`, or when denied the longer of that and its `retryAfterMs`), the first of
    * them on a further tie. So `limit`, `remaining` and the one reset that draft-6/7 headers send

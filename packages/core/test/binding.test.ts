@@ -50,13 +50,14 @@ describe('Decision.binding from toDecision', () => {
     expect(d.binding.name).toBe('shape');
   });
 
-  it('denied: still the fewest remaining, even when that policy admitted the cost', () => {
-    // cost 5 against 3 units left denies `minute`; `burst`, with 2 left, is the tighter quota.
+  it('denied: a denying policy binds, even when one that admitted has fewer units left', () => {
+    // Per-policy costs: 5 against 3 units left denies `minute`; `burst`, charged 0 with 2 left,
+    // admitted. The 429 is `minute`'s, and so are its limit, remaining and reset.
     const d = toDecision(
       [fw, tb],
       [r({ allowed: false, remaining: 3, retryAfterMs: 700 }), r({ remaining: 2 })],
     );
-    expect([d.allowed, d.binding.name, d.remaining, d.limit]).toEqual([false, 'burst', 2, 10]);
+    expect([d.allowed, d.binding.name, d.remaining, d.limit]).toEqual([false, 'minute', 3, 100]);
   });
 
   it('a tie of different limits keeps the first; a tie of the same limit goes to the later return', () => {

@@ -25,7 +25,10 @@ export const backMs = (p: PolicyDecision): number =>
  * than the limiter's fold: fewest remaining; the first of those sets the limit; of those with
  * that limit, the first whose units come back last.
  */
-export function bindingOf(policies: readonly PolicyDecision[]): PolicyDecision {
+export function bindingOf(all: readonly PolicyDecision[]): PolicyDecision {
+  // A denial binds before an admission (Decision.binding), then the fewest units left.
+  const denied = all.filter((p) => !p.allowed);
+  const policies = denied.length > 0 ? denied : all;
   const fewest = Math.min(...policies.map((p) => p.remaining));
   const tied = policies.filter((p) => p.remaining === fewest);
   const quota = tied.length > 0 ? tied.filter((p) => p.limit === tied[0]!.limit) : [policies[0]!];

@@ -14,6 +14,7 @@ export interface WireCall {
   readonly mode: StoreCall['mode'];
   readonly overrides?: boolean;
   readonly migrate?: '0.1';
+  readonly costs?: readonly number[];
 }
 
 /** One decision as the store asks the object for it. */
@@ -71,8 +72,10 @@ export function wireCall(call: StoreCall): WireCall {
     mode: StoreCall['mode'];
     overrides?: boolean;
     migrate?: '0.1';
+    costs?: readonly number[];
   } = { keys: call.keys, policies: call.policies, cost: call.cost, mode: call.mode };
   if (call.overrides === true) wire.overrides = true;
   if (call.migrate !== undefined) wire.migrate = call.migrate;
+  if (call.costs !== undefined) wire.costs = call.costs;
   return wire;
 }

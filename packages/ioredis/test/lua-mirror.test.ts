@@ -187,15 +187,39 @@ it('the Lua script returns and writes what the TypeScript reference does, on any
       t = Math.max(0, t + jump);
       const cost = random() < 0.6 ? int(1, seed === 1 ? 700 : 1) : int(1, capacity);
       const m = random();
-      const mode = m < 0.1 ? 'peek' : m < 0.25 ? 'refund' : 'limit';
+      const mode = m < 0.1 ? 'peek' : m < 0.25 ? 'refund' : m < 0.4 ? 'settle' : 'limit';
       const now = random() < 0.5 ? policies : others;
-      const call: StoreCall = { keys, policies: now, cost, mode };
+      // Per-policy costs (a Cost record, the per-policy-costs script): some limits, every
+      // settle (signed: a charge past capacity, or a refund).
+      const perPolicy =
+        mode === 'settle'
+          ? now.map((p) => int(-p.capacity, 2 * p.capacity))
+          : mode === 'limit' && random() < 0.3
+            ? now.map((p) => int(0, p.capacity))
+            : undefined;
+      // Some unit must move: an admission charges something, a settle of all zeros is no call.
+      if (
+        perPolicy !== undefined &&
+        !perPolicy.some((c) => c > 0 || (mode === 'settle' && c < 0))
+      ) {
+        perPolicy[0] = 1;
+      }
+      const call: StoreCall =
+        perPolicy === undefined
+          ? { keys, policies: now, cost, mode }
+          : {
+              keys,
+              policies: now,
+              cost: Math.max(...perPolicy.map(Math.abs)),
+              costs: perPolicy,
+              mode,
+            };
       const states = await Promise.all(keys.map((k, i) => readState(k, now[i])));
       const expected = evaluateAll(call, states, t);
       const got = await store.evaluate(call);
       const after = await Promise.all(keys.map((k, i) => readState(k, now[i])));
       const ttls = await Promise.all(keys.map((k) => redis.pttl(k)));
-      const context = `seed ${seed} step ${step} now ${t} cost ${cost} ${call.mode} ${now.map((p) => `${p.kind}${JSON.stringify(p.params)}`)} states ${JSON.stringify(states)}`;
+      const context = `seed ${seed} step ${step} now ${t} cost ${call.costs ?? cost} ${call.mode} ${now.map((p) => `${p.kind}${JSON.stringify(p.params)}`)} states ${JSON.stringify(states)}`;
       if (JSON.stringify(got) !== JSON.stringify(expected.results)) {
         failures.push(
           `${context}\n lua ${JSON.stringify(got)}\n ts  ${JSON.stringify(expected.results)}`,

@@ -208,6 +208,8 @@ export class MemoryStore implements Store, LeaseStore, OverrideStore {
       n === 1 &&
       !res.blocking &&
       call.mode !== 'refund' &&
+      call.mode !== 'settle' &&
+      call.costs === undefined &&
       id !== undefined &&
       res.prefix !== undefined
     ) {
@@ -223,7 +225,14 @@ export class MemoryStore implements Store, LeaseStore, OverrideStore {
         this.#one,
       );
     }
-    if (res.blocking || call.mode === 'refund' || ov !== undefined) {
+    // Refunds, settles and per-policy costs are rare next to limits: the reference decides them.
+    if (
+      res.blocking ||
+      call.mode === 'refund' ||
+      call.mode === 'settle' ||
+      call.costs !== undefined ||
+      ov !== undefined
+    ) {
       const over = call.overrides === true ? (ov ?? call.policies.map(() => undefined)) : undefined;
       return evaluateGeneral(call, (name) => this.#table(name), this.#eviction, epoch, now, over);
     }

@@ -3,12 +3,14 @@ import { registerBlockFor } from './conformance/blockfor.js';
 import { registerCharging } from './conformance/charging.js';
 import { registerConcurrency } from './conformance/concurrency.js';
 import { registerControls } from './conformance/controls.js';
+import { registerCosts } from './conformance/costs.js';
 import { registerDifferential } from './conformance/differential.js';
 import { makeHarness } from './conformance/harness.js';
 import { registerIdentities } from './conformance/identities.js';
 import { registerOverrides } from './conformance/overrides.js';
 import { registerQuota } from './conformance/quota.js';
 import { registerRefund } from './conformance/refund.js';
+import { registerLateSettles, registerReservations } from './conformance/reservations.js';
 import { registerRetry } from './conformance/retry.js';
 import { registerSemantics } from './conformance/semantics.js';
 import { registerServerClock } from './conformance/server-clock.js';
@@ -59,6 +61,7 @@ export function storeConformance<S extends Store>(
     registerIdentities(h);
     registerBlockFor(h);
     registerRefund(h);
+    registerReservations(h);
     if (options.concurrency !== false) registerConcurrency(h);
     if (options.overrides !== false) registerOverrides(h);
     registerControls(h);
@@ -68,6 +71,8 @@ export function storeConformance<S extends Store>(
       registerSemantics(h);
       registerRetry(h);
       registerDifferential(h);
+      registerCosts(h);
+      registerLateSettles(h);
     } else {
       registerServerClock(h);
     }

@@ -101,6 +101,11 @@ export interface Verdict {
   /** tokenBucket's fill time (`s3`) when it is not its limit's (token_bucket.ts); else 0. */
   n3: number;
   log: number[] | undefined;
+  /**
+   * Input, not output: admit whatever the capacity says, and write the state the charge makes
+   * (a reservation settled above its estimate: debt). The Lua fragments read `force`.
+   */
+  force: boolean;
 }
 
 /**
@@ -129,6 +134,7 @@ export function newVerdict(): Verdict {
     n2: 0,
     n3: 0,
     log: undefined,
+    force: false,
   };
 }
 

@@ -27,10 +27,12 @@ export function evaluatePolicy(
   state: PolicyState | undefined,
   now: number,
   cost: number,
+  force = false,
 ): PolicyOutcome {
   const row = POLICY_TABLE[policy.kind];
   const p = policy.params;
   const v = newVerdict();
+  v.force = force;
   // A log state is the log itself; a scalar state spreads over s0..s2 (a kind reads its own).
   const has = state !== undefined;
   const log = row.scalars === 0 ? state : undefined;
@@ -186,6 +188,36 @@ function resetAfter(policy: Policy, state: PolicyState | undefined, now: number)
   return evaluatePolicy(policy, state, now, 1).resetAfterMs;
 }
 
+/**
+ * A settle (`mode: 'settle'`, `call.costs` signed): each policy on its own, blocks untouched. A
+ * positive cost is charged whatever the capacity says (the kernel forced: the state a charge
+ * makes, past the limit if need be: debt); a negative one is refunded as `refund` gives back; 0
+ * leaves the key. Each result is the policy's as its cost evaluated before the settle, uncharged
+ * (compose.lua replies the same); the limiter does not read them.
+ */
+function settleAll(
+  eff: readonly Policy[],
+  states: readonly (PolicyState | undefined)[],
+  now: number,
+  costAt: (i: number) => number,
+  ov: ReturnType<typeof overridesInForce>,
+): { results: PolicyResult[]; writes: StateWrite[] } {
+  const results: PolicyResult[] = [];
+  const writes: StateWrite[] = [];
+  for (let i = 0; i < eff.length; i++) {
+    const p = eff[i]!;
+    const c = costAt(i);
+    const s = states[i];
+    const o = evaluatePolicy(p, s, now, Math.abs(c), c > 0);
+    results.push(withOverride(resultOf(o, false, false), ov?.[i]));
+    if (c > 0) writes.push({ state: o.next!, ttlMs: o.nextResetAfterMs });
+    else if (c < 0 && s !== undefined) {
+      writes.push(refundOf(p)(p.params[0], p.params[1], p.params[2], s, now, -c));
+    } else writes.push(undefined);
+  }
+  return { results, writes };
+}
+
 /** `evaluateAll` on the call's keys other than 0.1 ones. */
 function decideAll(
   call: StoreCall,
@@ -195,13 +227,16 @@ function decideAll(
   const policies = call.policies;
   const n = policies.length;
   const peek = call.mode === 'peek';
-  const cost = peek ? 1 : call.cost;
+  // Per-policy costs (`call.costs`), signed in a settle; a peek evaluates 1 unit everywhere.
+  const costs = call.costs;
+  const costAt = (i: number): number => (peek ? 1 : costs === undefined ? call.cost : costs[i]!);
   // Stored overrides in force (override-state.ts): a policy runs on its override's parameters,
   // in every mode; one that blocks denies below, as a running block does.
   const ov = overridesInForce(call, states, now);
   const eff = ov === undefined ? policies : policies.map((p, i) => underOverride(p, ov[i]));
+  if (call.mode === 'settle') return settleAll(eff, states, now, costAt, ov);
   const outcomes: PolicyOutcome[] = [];
-  for (let i = 0; i < n; i++) outcomes.push(evaluatePolicy(eff[i]!, states[i], now, cost));
+  for (let i = 0; i < n; i++) outcomes.push(evaluatePolicy(eff[i]!, states[i], now, costAt(i)));
   const results: PolicyResult[] = [];
   const writes: StateWrite[] = [];
   if (call.mode === 'refund') {
@@ -212,7 +247,7 @@ function decideAll(
       writes.push(
         s === undefined
           ? undefined
-          : refundOf(p)(p.params[0], p.params[1], p.params[2], s, now, cost),
+          : refundOf(p)(p.params[0], p.params[1], p.params[2], s, now, costAt(i)),
       );
     }
     return { results, writes };
@@ -259,7 +294,9 @@ function decideAll(
     }
     if (p.blockForMs !== undefined) blockWrites.push(block);
     results.push(withOverride(r, ov?.[i]));
-    writes.push(charge ? { state: o.next!, ttlMs: o.nextResetAfterMs } : undefined);
+    // A policy charged 0 (a per-policy cost) keeps its state as it is.
+    const write = charge && (costs === undefined || costs[i]! > 0);
+    writes.push(write ? { state: o.next!, ttlMs: o.nextResetAfterMs } : undefined);
   }
   return { results, writes: writes.concat(blockWrites) };
 }

@@ -45,7 +45,7 @@ rem@ = math.max(0, limit - count)
 if count > 0 then
   rst@ = finish + shift
 end
-if count + cost > limit then
+if count + cost > limit--[[costs: and not force]] then
   rty@ = finish + shift
 else
   ok@ = true

@@ -68,13 +68,13 @@ export function fixedWindowKernel(
   const count = has && s0 === start ? s1 : 0;
   const end = start + w - now;
   const reset = count > 0 ? end : 0;
-  if (count + cost > limit) {
+  if (count + cost > limit && !v.force) {
     // A count above the limit (the limit was lowered within the window) leaves nothing, and
     // still frees at the window's end: the count does not depend on the limit it was made under.
     deny(v, Math.max(0, limit - count), reset, end, shift);
     return;
   }
-  admit(v, limit - count, reset, 0, limit - count - cost, end, shift);
+  admit(v, Math.max(0, limit - count), reset, 0, limit - count - cost, end, shift);
   v.n0 = start;
   v.n1 = count + cost;
 }

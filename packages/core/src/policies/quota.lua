@@ -49,7 +49,7 @@ rem@ = math.max(0, limit - count)
 if count > 0 then
   rst@ = wait
 end
-if count + cost > limit then
+if count + cost > limit--[[costs: and not force]] then
   rty@ = wait
 else
   ok@ = true

@@ -98,12 +98,12 @@ export function quotaKernel(
   const count = kept ? s1 : 0;
   const wait = finish - t;
   const reset = count > 0 ? wait : 0;
-  if (count + cost > limit) {
+  if (count + cost > limit && !v.force) {
     // A count above a lowered limit leaves nothing until the period ends.
     deny(v, Math.max(0, limit - count), reset, wait, 0);
     return;
   }
-  admit(v, limit - count, reset, 0, limit - count - cost, wait, 0);
+  admit(v, Math.max(0, limit - count), reset, 0, limit - count - cost, wait, 0);
   v.n0 = finish;
   v.n1 = count + cost;
 }

@@ -54,7 +54,7 @@ if cur > 0 then
 elseif prev > 0 then
   rst@ = start + w - now + shift
 end
-if weighted + (cur + cost) * w <= limit * w then
+if weighted + (cur + cost) * w <= limit * w--[[costs: or force]] then
   ok@ = true
   nrem@ = remaining - cost
   ttl@ = start + 2 * w - now + shift

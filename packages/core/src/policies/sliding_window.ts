@@ -79,7 +79,7 @@ export function slidingWindowKernel(
   const weighted = prev * (w - elapsed);
   const remaining = Math.max(0, floorDiv(limit * w - weighted, w) - cur);
   const reset = cur > 0 ? start + 2 * w - now : prev > 0 ? start + w - now : 0;
-  if (weighted + (cur + cost) * w <= limit * w) {
+  if (weighted + (cur + cost) * w <= limit * w || v.force) {
     admit(v, remaining, reset, 0, remaining - cost, start + 2 * w - now, shift);
     v.n0 = start;
     v.n1 = cur + cost;

@@ -29,7 +29,7 @@ rem@ = math.max(0, limit - count)
 if count > 0 then
   rst@ = newest_ms + w - now + shift
 end
-if count + cost > limit then
+if count + cost > limit--[[costs: and not force]] then
   -- Binary search over ranks for the entry holding the k-th oldest unit in the window.
   local target = base + count + cost - limit
   local lo = redis.call('ZCOUNT', key, '-inf', now - w)

@@ -108,7 +108,7 @@ export function slidingWindowLogKernel(
   const total = n > 0 ? s![n - 2]! + s![n - 1]! : 0;
   const count = first < n ? total - s![first + 1]! : 0;
   const reset = count > 0 ? newest + w - now : 0;
-  if (count + cost > limit) {
+  if (count + cost > limit && !v.force) {
     // The entry holding the k-th oldest unit must leave the window first.
     const target = s![first + 1]! + count + cost - limit;
     lo = first / 3;
@@ -126,7 +126,7 @@ export function slidingWindowLogKernel(
   const next = s === undefined ? [] : s.slice(first);
   if (count > 0 && newest === now) next[next.length - 1] = next[next.length - 1]! + cost;
   else next.push(now, total, cost);
-  admit(v, limit - count, reset, 0, limit - count - cost, w, shift);
+  admit(v, Math.max(0, limit - count), reset, 0, limit - count - cost, w, shift);
   v.log = next;
 }
 

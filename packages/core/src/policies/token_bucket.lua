@@ -80,7 +80,7 @@ if reset > 0 then
   rst@ = reset + shift
 end
 local after = held + cost * per_unit
-if after > tau then
+if --[[costs:not force and (]]after > tau--[[costs: or (cost == 0 and now > t))]] then
   local need = after - tau
   if extra > 0 and need >= ahead then
     rty@ = reset + shift

@@ -118,7 +118,8 @@ export function bucketKernel(
   // The key lives until the arrival time it holds: `extra` is not stored in it.
   const reset = ceilDiv(ahead, perMs);
   const after = held + cost * perUnit;
-  if (after > tau) {
+  // Charged 0 (a per-policy cost), a bucket past full (its state ahead: debt) still denies.
+  if ((after > tau || (cost === 0 && shift > 0)) && !v.force) {
     // With `extra`, a wait that would drain the whole stored arrival time ends sooner, when the
     // key expires: an empty bucket holds no trace of the shorter fill time.
     const need = after - tau;

@@ -108,10 +108,13 @@ export function callBody(
   shadowing: readonly boolean[] = [],
   overrides = false,
   migrate = false,
+  costs = false,
 ): string[] {
   const out = [
     section(LUA_SOURCES.compose!, 'prelude').replace(/ARGV\[(\d+)\]/g, (_, i) => at.arg(Number(i))),
   ];
+  // Per-policy costs (costs.ts): ARGV[2] is the list, signed in a settle.
+  if (costs) out.push(...costList(at));
   // Overrides (assemble-overrides.ts): their keys come after the policies' and block keys.
   const overrideKey = kinds.length + blocking.filter(Boolean).length + 1;
   if (overrides) out.push(...overrideReads(kinds, kinds.map(storedCount), overrideKey, at));
@@ -136,7 +139,7 @@ export function callBody(
     return own.length === 0 ? [line] : [line, ...overrideParams(i, own, storedCount(kinds[i]!))];
   };
   const fill = (f: Fragment, body: string, i: number) =>
-    body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping));
+    forcing(body.replaceAll('@', String(i + 1)).replaceAll('SHAPING', String(f.shaping)), costs);
   // Migrating keys from 0.1 (assemble-migrate.ts): each policy's 0.1 key, then each blocking
   // policy's 0.1 block key, after the override keys.
   const nBlocking = blocking.filter(Boolean).length;
@@ -153,18 +156,24 @@ export function callBody(
       `local wa${n}, wb${n}, ws${n}`,
       'do',
       `local key = ${at.key(n)}`,
+      ...(costs ? ownCost(n) : []),
       ...paramsOf(f, i, `${f.eval}\n${f.refund}`),
       fill(f, f.eval, i),
       // A premerged key may hold a string form: no INCRBY on it.
       ...(migrate && f.write.includes("'INCRBY'") ? [`ws${n} = nil`] : []),
-      // limiter.refund: the fragment's @refund, on the state its @eval just read.
-      `if mode == 'refund' then`,
+      // limiter.refund: the fragment's @refund, on the state its @eval just read; and a
+      // settle's negative cost.
+      costs
+        ? `if mode == 'refund' or (mode == 'settle' and sc[${n}] < 0) then`
+        : `if mode == 'refund' then`,
       fill(f, f.refund, i),
       ...mirrored(i),
       'end',
       'end',
     );
   });
+  // A settle ends before the blocks are read (it neither reads nor sets them).
+  const settleAt = out.length;
   // Penalties (compose.lua): the block key of each blocking policy, after the policies' keys.
   const blocks = blockLayout(kinds.length, blocking, next);
   if (migrate) {
@@ -218,7 +227,7 @@ export function callBody(
     at.reply(
       kinds.map((_, i) => fields(i + 1) + (overrides ? overrideFields(i + 1) : '')).join(', '),
     );
-  const write = (f: Fragment, i: number) => [
+  const written = (f: Fragment, i: number) => [
     'do',
     `local key = ${at.key(i + 1)}`,
     ...paramsOf(f, i, f.write),
@@ -226,6 +235,11 @@ export function callBody(
     'end',
     ...mirrored(i),
   ];
+  // With per-policy costs, a policy charged 0 keeps its state (compose.ts decideAll).
+  const write = (f: Fragment, i: number) =>
+    costs ? [`if sc[${i + 1}] > 0 then`, ...written(f, i), 'end'] : written(f, i);
+  // A settle: each positive cost's forced charge written, blocks neither read nor set.
+  if (costs) out.splice(settleAt, 0, ...settleTail(fragments, write, reply));
   if (shadowing.some(Boolean)) {
     out.push(...mixedTail(fragments, blocks, holds, shadowing, at, write, reply));
     return out;
@@ -248,6 +262,61 @@ export function callBody(
 }
 
 type Block = { policy: number; key: number; arg: number; legacy?: number };
+
+/** The cost list of a per-policy-costs script: `sc[n]` is policy n's (compose.lua ARGV[2]). */
+function costList(at: Layout): string[] {
+  return [
+    'local sc = {}',
+    `for c in string.gmatch(${at.arg(2)}, '%-?%d+') do`,
+    'sc[#sc + 1] = tonumber(c)',
+    'end',
+  ];
+}
+
+/**
+ * Policy n's own cost, inside its block: a peek's 1; in a settle the size of its signed cost,
+ * forced (charged past capacity: the fragments' FORCED) when positive.
+ */
+function ownCost(n: number): string[] {
+  return [
+    `local cost, force = sc[${n}], false`,
+    `if mode == 'peek' then`,
+    'cost = 1',
+    `elseif mode == 'settle' then`,
+    'if cost < 0 then',
+    'cost = -cost',
+    'elseif cost > 0 then',
+    'force = true',
+    'end',
+    'end',
+  ];
+}
+
+/**
+ * A fragment's `--[[costs:…]]` markers (its capacity test, forced in a settle, and a bucket's
+ * debt under a cost of 0): their text in a per-policy-costs script; elsewhere they go, so the
+ * scripts of calls with one cost are byte for byte what they were before.
+ */
+export function forcing(body: string, costs: boolean): string {
+  return body.replace(/--\[\[costs:(.*?)\]\]/g, costs ? '$1' : '');
+}
+
+/** A settle's writes (positive costs only; negative ones were refunded in their blocks), then its reply. */
+function settleTail(
+  fragments: readonly Fragment[],
+  write: (f: Fragment, i: number) => string[],
+  reply: (fields: (n: number) => string) => string,
+): string[] {
+  const out = [`if mode == 'settle' then`];
+  fragments.forEach((f, i) => {
+    out.push(`if sc[${i + 1}] > 0 then`, ...write(f, i), 'end');
+  });
+  out.push(
+    reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`),
+    'end',
+  );
+  return out;
+}
 
 /** The replies of a call that charged nothing: a peek's (with its delays), and a denial's. */
 function uncharged(reply: (fields: (n: number) => string) => string): string[] {
@@ -353,6 +422,7 @@ export function label(
   shadowing: readonly boolean[] = [],
   overrides = false,
   migrate = false,
+  costs = false,
 ): string {
   const list = kinds
     .map(
@@ -361,7 +431,8 @@ export function label(
     )
     .join(' + ');
   const text = overrides ? `${list}, with overrides` : list;
-  return migrate ? `${text}, migrating keys from 0.1` : text;
+  const moved = migrate ? `${text}, migrating keys from 0.1` : text;
+  return costs ? `${moved}, per-policy costs` : moved;
 }
 
 /**
@@ -375,11 +446,12 @@ export function assembleScript(
   shadowing: readonly boolean[] = [],
   overrides = false,
   migrate = false,
+  costs = false,
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing, overrides, migrate)}`;
+  const head = `-- Floodgate limit script: ${label(kinds, blocking, shadowing, overrides, migrate, costs)}`;
   const out = [head, ...helpersFor(fragments)];
-  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing, overrides, migrate));
+  out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing, overrides, migrate, costs));
   return `${out.join('\n')}\n`;
 }
 

@@ -20,6 +20,8 @@ export function sameCall(a: Pending, b: Pending, keys: number): boolean {
     a.call.mode !== 'limit' ||
     b.call.mode !== 'limit' ||
     a.call.cost !== b.call.cost ||
+    a.call.costs !== undefined ||
+    b.call.costs !== undefined ||
     a.now !== b.now ||
     a.deadline !== b.deadline
   ) {

@@ -33,13 +33,9 @@ export interface LimitScript {
 // At 16 policies that is at most 188, the mixed shadow tail's 3 included.
 const MAX_POLICIES = 16;
 const compiled = new Map<string, LimitScript>();
-const byPolicies = new WeakMap<readonly Policy[], LimitScript>();
-const overridingByPolicies = new WeakMap<readonly Policy[], LimitScript>();
-// Limiters with `migrateKeys` (never batched: see RedisStore), with and without overrides.
-const migratingByPolicies = [
-  new WeakMap<readonly Policy[], LimitScript>(),
-  new WeakMap<readonly Policy[], LimitScript>(),
-];
+// By policies array, one map per variant: index overrides + 2 × migrate + 4 × per-policy costs
+// (calls that migrate keys or carry per-policy costs are never batched: see RedisStore).
+const byPolicies = Array.from({ length: 8 }, () => new WeakMap<readonly Policy[], LimitScript>());
 
 /**
  * The one-call or the batch script for these kinds with its SHA-1, assembled once per process.
@@ -53,8 +49,9 @@ export function compileScript(
   shadowing: readonly boolean[] = [],
   overrides = false,
   migrate = false,
+  costs = false,
 ): LimitScript {
-  const signature = `${variant}:${label(kinds, blocking, shadowing, overrides, migrate)}`;
+  const signature = `${variant}:${label(kinds, blocking, shadowing, overrides, migrate, costs)}`;
   let script = compiled.get(signature);
   if (script === undefined) {
     if (kinds.length > MAX_POLICIES) {
@@ -62,7 +59,7 @@ export function compileScript(
     }
     const source =
       variant === 'one'
-        ? assembleScript(kinds, blocking, shadowing, overrides, migrate)
+        ? assembleScript(kinds, blocking, shadowing, overrides, migrate, costs)
         : assembleBatchScript(kinds, blocking, shadowing, overrides);
     script = { source, sha1: sha1Hex(source) };
     compiled.set(signature, script);
@@ -87,7 +84,8 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
 
 /**
  * The script a call with these policies runs (`overrides`: a call that reads override keys,
- * `StoreCall.overrides`); cached per policies array (one per limiter).
+ * `StoreCall.overrides`; `migrate`: `StoreCall.migrate`; `costs`: a call with per-policy
+ * `StoreCall.costs`, which every `'settle'` has); cached per policies array (one per limiter).
  * @example
  * One decision with a client this package has no store for: `EVALSHA` with the call's keys.
  * ```ts
@@ -96,7 +94,7 @@ export function scriptForKinds(kinds: readonly PolicyKind[]): LimitScript {
  *
  * declare const call: StoreCall;
  * declare function evalsha(sha: string, keys: readonly string[], argv: string[]): Promise<unknown>;
- * const script = scriptFor(call.policies, call.overrides);
+ * const script = scriptFor(call.policies, call.overrides, call.migrate, call.costs !== undefined);
  * const reply = await evalsha(script.sha1, call.keys, encodeScriptArgs(call));
  * const { results } = decodeScriptReply(reply, call.policies.length, call.overrides);
  * ```
@@ -106,13 +104,10 @@ export function scriptFor(
   policies: readonly Policy[],
   overrides = false,
   migrate?: '0.1',
+  costs = false,
 ): LimitScript {
   const cache =
-    migrate !== undefined
-      ? migratingByPolicies[overrides ? 1 : 0]!
-      : overrides
-        ? overridingByPolicies
-        : byPolicies;
+    byPolicies[(overrides ? 1 : 0) + (migrate !== undefined ? 2 : 0) + (costs ? 4 : 0)]!;
   let script = cache.get(policies);
   if (script === undefined) {
     script = compileScript(
@@ -122,6 +117,7 @@ export function scriptFor(
       shadowingOf(policies) ?? [],
       overrides,
       migrate !== undefined,
+      costs,
     );
     cache.set(policies, script);
   }

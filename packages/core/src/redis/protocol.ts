@@ -93,7 +93,8 @@ export function writeScriptArgs(
 ): number {
   const { params, slots } = encodedOf(call.policies);
   target[at] = call.mode;
-  target[at + 1] = String(call.cost);
+  // Per-policy costs as one list (compose.lua ARGV[2]), for their own script (lua.ts scriptFor).
+  target[at + 1] = call.costs === undefined ? String(call.cost) : call.costs.join(' ');
   target[at + 2] = now === undefined ? '' : String(now);
   target[at + 3] = deadline === undefined ? '' : String(deadline);
   for (let i = 0; i < params.length; i++) target[at + 4 + i] = params[i]!;

@@ -97,7 +97,7 @@ export class ScriptRunner {
     let args: string[];
     let script: LimitScript;
     try {
-      script = scriptFor(call.policies, call.overrides, call.migrate);
+      script = scriptFor(call.policies, call.overrides, call.migrate, call.costs !== undefined);
       args = this.#args(script, call, now, deadline);
     } catch (error) {
       return Promise.reject(error);
@@ -146,7 +146,7 @@ export class ScriptRunner {
     deadline: number | undefined,
     strict: Replicas,
   ): Promise<readonly PolicyResult[]> {
-    const script = scriptFor(call.policies, call.overrides, call.migrate);
+    const script = scriptFor(call.policies, call.overrides, call.migrate, call.costs !== undefined);
     const args = this.#args(script, call, now, deadline);
     const firstKey = call.keys[0]!;
     const transport = this.#transport;

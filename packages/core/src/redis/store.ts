@@ -206,7 +206,9 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
       work = this.#evaluate(call, barrier);
     }
     const tracked = this.#order.track(work, keys);
-    return call.mode === 'refund' ? this.#afterRefund(tracked, keys[0]!) : tracked;
+    return call.mode === 'refund' || call.mode === 'settle'
+      ? this.#afterRefund(tracked, keys[0]!)
+      : tracked;
   }
 
   /**
@@ -252,8 +254,9 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     const deadline = this.#needsOffset(call)
       ? this.#runner.offset.toRedis(call.deadline!)
       : undefined;
-    // A call migrating keys from 0.1 runs alone: the batch script holds no migration.
-    if (this.#batcher !== undefined && call.migrate === undefined) {
+    // A call migrating keys from 0.1, or with per-policy costs (a settle), runs alone: the batch
+    // script holds neither.
+    if (this.#batcher !== undefined && call.migrate === undefined && call.costs === undefined) {
       return this.#batcher.submit(call, now, deadline);
     }
     return this.#runner.one(call, now, deadline);

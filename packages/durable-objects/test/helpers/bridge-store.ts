@@ -37,6 +37,7 @@ function plainCall(call: StoreCall): Record<string, unknown> {
   };
   if (call.overrides === true) out.overrides = true;
   if (call.migrate !== undefined) out.migrate = call.migrate;
+  if (call.costs !== undefined) out.costs = call.costs;
   if (call.identity !== undefined) out.identity = call.identity;
   if (call.prefix !== undefined) out.prefix = call.prefix;
   return out;

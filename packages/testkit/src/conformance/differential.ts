@@ -36,7 +36,7 @@ interface Entry {
  * than its TTL after it was written (as MemoryStore does, on the clock of the read); otherwise
  * states are kept forever.
  */
-class Reference {
+export class Reference {
   readonly entries = new Map<string, Entry>();
   constructor(readonly expiring: boolean) {}
 
@@ -83,6 +83,27 @@ function subsets<T>(items: readonly T[]): T[][] {
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The keys the reference takes as gone to agree with `actual`: none, unless the store's TTLs
+ * run on real time and may have lost a key whose TTL ran out while the suite's clock stood
+ * still; then either answer is right, and the reference follows the one the store gave.
+ */
+export function droppedFor(
+  h: Harness,
+  kept: Reference,
+  policies: readonly Policy[],
+  call: StoreCall,
+  now: number,
+  actual: unknown,
+): Set<string> {
+  const risky = h.realTimeExpiry ? call.keys.filter((k) => kept.mayHaveExpired(k, Date.now())) : [];
+  for (const dropped of subsets(risky)) {
+    const drop = new Set(dropped);
+    if (same(actual, kept.evaluate(policies, call, now, drop).decision)) return drop;
+  }
+  return new Set();
+}
 
 /**
  * Random traces on the suite's clock (random costs, limit/peek/reset on two identities), every
@@ -234,20 +255,7 @@ function differentialTest(h: Harness) {
             const before = Date.now();
             const actual =
               op === 'peek' ? await limiter.peek(id) : await limiter.limit(id, { cost });
-            // A store whose TTLs run on real time may have lost a key whose TTL ran out while
-            // the suite's clock stood still: then either answer is right, and the reference
-            // follows the one the store gave.
-            const risky = h.realTimeExpiry
-              ? keys.filter((k) => kept.mayHaveExpired(k, Date.now()))
-              : [];
-            let chosen: Set<string> = none;
-            for (const dropped of subsets(risky)) {
-              const drop = new Set(dropped);
-              if (same(actual, kept.evaluate(policies, call, run.now, drop).decision)) {
-                chosen = drop;
-                break;
-              }
-            }
+            const chosen = droppedFor(h, kept, policies, call, run.now, actual);
             h.expect(actual, what).toEqual(kept.evaluate(policies, call, run.now, chosen).decision);
             kept.evaluate(policies, call, run.now, chosen).apply(before);
             expiring.evaluate(policies, call, run.now, chosen).apply(before);

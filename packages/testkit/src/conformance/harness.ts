@@ -92,6 +92,8 @@ export function makeHarness<S extends Store>(
               calls.reset++;
               return store.reset(keys);
             },
+            // The limiter reads the store's clock where it has one (a reservation's age).
+            ...(store.now === undefined ? {} : { now: () => store.now!() }),
           };
           const run: Run<S> = {
             store,
