@@ -14,6 +14,7 @@ export { routeKey } from './keys/route.js';
 export type { ConcurrencyLimitOptions } from './shared/concurrency.js';
 export type { TrustFunction, TrustProxy } from './shared/framework.js';
 export { rateLimitOf } from './shared/ledger.js';
+export type { RequestUsage, SettleContext, SettleOption } from './shared/settle-types.js';
 export type {
   CostOption,
   JitterBound,
@@ -29,6 +30,7 @@ export type {
   RateLimitRequest,
   RateLimitRule,
 } from './shared/types.js';
+export { usageOf } from './shared/usage.js';
 export type {
   RateLimitWarning,
   ValidateOption,

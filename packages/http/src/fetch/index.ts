@@ -7,8 +7,10 @@ import { type ConcurrencyLimitOptions, createConcurrencyEngine } from '../shared
 import { denialResponse, releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
 import { isLatestReport, rateLimitOf } from '../shared/ledger.js';
+import { settleResponse } from '../shared/settle-web.js';
 import { createSlot } from '../shared/slot.js';
 import type { RateLimitOptions } from '../shared/types.js';
+import { usageOf } from '../shared/usage.js';
 import { toHeaders, withHeaders, withOutcome } from './headers.js';
 import { type AddressOf, FetchView } from './view.js';
 
@@ -63,13 +65,18 @@ export interface FetchRateLimiter<A extends unknown[] = unknown[]> {
   (request: Request, ...rest: A): Promise<Response | undefined>;
   /** The rate-limit headers for an admitted request, to add to its response. */
   headersFor(request: Request): Headers | undefined;
-  /** Wraps a handler: denials are answered, admitted responses get their headers. */
+  /**
+   * Wraps a handler: denials are answered, admitted responses get their headers. With `settle`
+   * (and `skip*Requests`), only a wrapped handler's requests are settled: once the response body
+   * has been read to its end, or the client left.
+   */
   wrap<B extends A>(
     handler: (request: Request, ...rest: B) => Response | Promise<Response>,
   ): (request: Request, ...rest: B) => Promise<Response>;
 }
 
 const noop = (): void => {};
+const signalOf = (request: Request) => (): AbortSignal => request.signal;
 
 /**
  * Rate limiting for fetch-style handlers. Throws `FloodgateError('INVALID_OPTION')` on bad
@@ -141,19 +148,22 @@ export function rateLimit<A extends unknown[] = unknown[]>(
       try {
         response = await handler(request, ...rest);
       } catch (error) {
-        settle?.(undefined);
+        settle?.(undefined, true);
         throw error;
       }
-      // skipSuccessfulRequests / skipFailedRequests: the status is known once the handler answered.
-      settle?.(response.status);
       const admitted = pending.get(request);
       // A limiter wrapped inside this one that wrote headers already reported this one's too.
-      if (admitted === undefined || !isLatestReport(request, admitted)) return response;
-      // Headers the handler took from headersFor (and may have added to) are applied as they are.
-      const made = built.get(request);
-      return made !== undefined && made.outcome === admitted
-        ? withHeaders(response, made.headers)
-        : withOutcome(response, admitted);
+      if (admitted !== undefined && isLatestReport(request, admitted)) {
+        // Headers the handler took from headersFor (and may have added to) are applied as they are.
+        const made = built.get(request);
+        response =
+          made !== undefined && made.outcome === admitted
+            ? withHeaders(response, made.headers)
+            : withOutcome(response, admitted);
+      }
+      // skipSuccessfulRequests / skipFailedRequests: the status is known once the handler
+      // answered. `settle`: once the body is done, or the client left.
+      return settle === undefined ? response : settleResponse(response, settle, signalOf(request));
     };
   return limiter;
 }
@@ -245,10 +255,11 @@ export function concurrencyLimit<A extends unknown[] = unknown[]>(
 }
 
 export type { ConcurrencyLimitOptions } from '../shared/concurrency.js';
+export type { RequestUsage } from '../shared/settle-types.js';
 export type {
   LimitedContext,
   LimitedResponse,
   RateLimitRequest,
   RateLimitRule,
 } from '../shared/types.js';
-export { rateLimitOf, withHeaders };
+export { rateLimitOf, usageOf, withHeaders };

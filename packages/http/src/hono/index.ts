@@ -9,6 +9,7 @@ import { releaseAfter, releaseOnAbort } from '../shared/concurrency-web.js';
 import { createEngine, type Outcome } from '../shared/engine.js';
 import { isLatestReport } from '../shared/ledger.js';
 import { mergeExposeHeaders } from '../shared/response.js';
+import { settleResponse } from '../shared/settle-web.js';
 import type { RateLimitOptions, RateLimitRequest } from '../shared/types.js';
 
 /**
@@ -172,16 +173,20 @@ export function rateLimit(options: HonoRateLimitOptions): MiddlewareHandler<Rate
       applyHeaders(c, outcome);
       return c.res;
     }
+    const settle = outcome.settle;
     try {
       await next();
     } catch (error) {
-      outcome.settle?.(undefined);
+      settle?.(undefined, true);
       throw error;
     }
-    outcome.settle?.(c.res.status);
     // After the handler, on the response it produced: the only place every response passes.
     // A limiter inside this one that wrote headers already reported this one's policies too.
     if (isLatestReport(c, outcome)) applyHeaders(c, outcome);
+    if (settle === undefined) return;
+    // Refunds: now, at the status. Reservations: once the body is done (or the client left).
+    const response = settleResponse(c.res, settle, () => c.req.raw.signal);
+    if (response !== c.res) c.res = response;
   };
 }
 

@@ -1,6 +1,7 @@
 // The concurrency middleware's end of an exchange for Web Responses (fetch, Hono): the body's
 // last chunk read, the body cancelled (the client went away mid-stream), or the request's
-// signal aborted, whichever comes first. Runtime-neutral: no node:* import.
+// signal aborted, whichever comes first (settle-web.ts settles reservations on the same
+// ends). Runtime-neutral: no node:* import.
 import type { Admission } from './concurrency.js';
 
 /** The denial as a Web Response. */
@@ -19,12 +20,12 @@ export function releaseOnAbort(signal: AbortSignal, release: () => void): void {
 
 /**
  * `response` with its body passed through, calling `release` once the body ends, fails or is
- * cancelled; at once when it has no body.
+ * cancelled (`finished`: it ended); at once when it has no body.
  */
-export function releaseAfter(response: Response, release: () => void): Response {
+export function releaseAfter(response: Response, release: (finished: boolean) => void): Response {
   const body = response.body;
   if (body === null) {
-    release();
+    release(true);
     return response;
   }
   const reader = body.getReader();
@@ -33,18 +34,18 @@ export function releaseAfter(response: Response, release: () => void): Response 
       try {
         const { done, value } = await reader.read();
         if (done) {
-          release();
+          release(true);
           controller.close();
         } else {
           controller.enqueue(value);
         }
       } catch (error) {
-        release();
+        release(false);
         controller.error(error);
       }
     },
     cancel(reason) {
-      release();
+      release(false);
       return reader.cancel(reason);
     },
   });

@@ -7,7 +7,7 @@ import { tooManyRequestsBody } from './problem-body.js';
 import { report } from './report.js';
 import { decisionHeaders, tooManyRequestsProblem, unavailableProblem } from './response.js';
 import { ALLOWED, evaluateRules, shadowed } from './rules.js';
-import { type Charge, type Settle, settlerFor } from './settle.js';
+import { type Charge, type Settle, type Settler, settlerFor } from './settle.js';
 import type { LimitedResponse, RateLimitOptions, RateLimitRequest } from './types.js';
 import { bindValidator } from './validations.js';
 
@@ -41,9 +41,11 @@ export type Outcome =
       readonly delayMs: number;
       readonly decision: Decision | undefined;
       /**
-       * With `skipSuccessfulRequests` or `skipFailedRequests`, when the request was charged: the
-       * adapter calls it once the response finished, with its status (`undefined`: it never
-       * finished), and what the request was charged is given back if the options say so.
+       * With `skipSuccessfulRequests`, `skipFailedRequests` or `settle`, when the request was
+       * charged: the adapter calls it once the response is done, with its status (`undefined`:
+       * none was sent) and whether it was cut short, and what the request was charged is given
+       * back if the options say so, or its reservations settled. With `settle`, call it when the
+       * body has been sent to its end (or the client left), not at the status.
        */
       readonly settle?: Settle;
     }
@@ -220,11 +222,18 @@ export function createEngine(
   ): Promise<Outcome | undefined> => {
     // Keys warn about what they see (an untrusted X-Forwarded-For) through this middleware.
     bindValidator(request, settings.validator);
-    const charges: Charge[] | undefined = settings.refundOn === undefined ? undefined : [];
+    const charges: Charge[] | undefined =
+      settings.refundOn === undefined && settings.reserving === undefined ? undefined : [];
     try {
       if (settings.skip !== undefined && (await settings.skip(request))) return PASS;
       if (settings.allowList?.addressAllowed(request) === true) return PASS;
-      const decisions = await evaluateRules(settings.rules, request, settings.allowList, charges);
+      const decisions = await evaluateRules(
+        settings.rules,
+        request,
+        settings.allowList,
+        charges,
+        settings.reserving,
+      );
       if (decisions === ALLOWED || decisions.length === 0) return PASS;
       // Shadow-mode limiters' decisions are no part of what a client is shown beside enforced
       // ones (headers, req.rateLimit, the 429 body); decided alone, they are reported, never
@@ -248,7 +257,7 @@ export function createEngine(
         : decisionHeaders(decision, settings.headers);
       const names = exposeNamesOf(headers);
       const expose = settings.exposeHeaders ? names : NONE;
-      const settle = charges === undefined ? undefined : settlerFor(settings, request, charges);
+      let settler: Settler | undefined;
       let outcome: Outcome;
       if (retryAfter !== undefined) {
         const onLimited = settings.onLimited;
@@ -256,10 +265,16 @@ export function createEngine(
           onLimited === undefined
             ? problemDenial(decision, headers, retryAfter, expose)
             : await denial(onLimited, request, decision, headers, retryAfter, expose);
-        // This middleware answers it: its status is known now.
-        if (answer.action === 'respond') settle?.(answer.status);
+        // This middleware answers it: its status is known now (its handler never runs).
+        if (answer.action === 'respond' && charges !== undefined) {
+          settlerFor(settings, request, charges)?.drop(answer.status);
+        }
         outcome = answer;
       } else {
+        // Made only now: a settler is a promise to settle (with `settle`, one the request's
+        // usage meter waits for), and every path from here keeps it.
+        settler = charges === undefined ? undefined : settlerFor(settings, request, charges);
+        const settle = settler?.settle;
         // A shadow-only decision stays out of req.rateLimit and of later limiters' headers,
         // unless the operator asked to see it (shadowHeaders).
         const shown = hidden ? undefined : decision;
@@ -276,7 +291,7 @@ export function createEngine(
         reserveHold();
         // Returned, not awaited: a failure while held rejects admit, as it always did, rather
         // than being taken for a failure to decide below.
-        return hold(outcome, signal);
+        return hold(outcome, signal, settler);
       }
       return outcome;
     } catch (error) {
@@ -284,7 +299,7 @@ export function createEngine(
       // What earlier rules charged: settled as a 503, or when the request passed (fail-open),
       // not at all (its response is not watched: a pass carries no settle).
       if (charges !== undefined && !settings.failOpen) {
-        settlerFor(settings, request, charges)?.(503);
+        settlerFor(settings, request, charges)?.drop(503);
       }
       if (settings.failOpen) return PASS;
       return {
@@ -310,13 +325,14 @@ export function createEngine(
 async function hold(
   outcome: Outcome & { action: 'next' },
   signal: HoldSignal,
+  settler: Settler | undefined,
 ): Promise<Outcome | undefined> {
   let watch: { readonly signal: AbortSignal | undefined; dispose(): void } | undefined;
   try {
     watch = typeof signal === 'function' ? signal() : { signal, dispose: () => {} };
     if (await queueDelay(outcome.delayMs, watch.signal)) return outcome;
-    // The client left while held: its response never finishes.
-    outcome.settle?.(undefined);
+    // The client left while held: its response never finishes, its handler never runs.
+    settler?.drop(undefined);
     return undefined;
   } finally {
     releaseHold();

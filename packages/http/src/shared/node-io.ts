@@ -138,13 +138,19 @@ export async function limitIncoming<Raw>(
 }
 
 /**
- * `skipSuccessfulRequests` / `skipFailedRequests` on node:http: settles with the status once the
- * response finished, or as a failure when the connection closed before it did.
+ * `skipSuccessfulRequests` / `skipFailedRequests` and `settle` on node:http: settles with the
+ * status once the response finished (a streamed one: after its last chunk), or as cut short
+ * when the connection closed before it did (with the status, if the head was sent).
  */
 export function settleOnFinish(res: ServerResponse, settle: Settle): void {
+  // The client may have left while the limiter decided: 'close' has been emitted already.
+  if (res.destroyed || res.socket?.destroyed === true) {
+    settle(res.headersSent ? res.statusCode : undefined, true);
+    return;
+  }
   res.once('finish', () => settle(res.statusCode));
   res.once('close', () => {
-    if (!res.writableFinished) settle(undefined);
+    if (!res.writableFinished) settle(res.headersSent ? res.statusCode : undefined, true);
   });
 }
 

@@ -5,7 +5,9 @@ import { type AllowList, compileAllowList } from './allow-list.js';
 import { peerOptionHint } from './peer-options.js';
 import { choosePolicy } from './policy-choice.js';
 import { report } from './report.js';
+import type { Reserving } from './reservations.js';
 import type { HeaderSettings } from './response.js';
+import { checkCostOption, checkRecordCosts, resolveReserving } from './settle-options.js';
 import type {
   CostOption,
   JitterBound,
@@ -33,6 +35,8 @@ export interface Settings {
   /** `skipSuccessfulRequests` / `skipFailedRequests`: which finished responses are refunded. */
   readonly refundOn: { readonly success: boolean; readonly failure: boolean } | undefined;
   readonly requestWasSuccessful: NonNullable<RateLimitOptions['requestWasSuccessful']>;
+  /** `settle`: reserve at the estimate, settle once the response is done. */
+  readonly reserving: Reserving | undefined;
   readonly onLimited: RateLimitOptions['onLimited'];
   readonly failOpen: boolean;
   readonly onError: RateLimitOptions['onError'];
@@ -57,6 +61,8 @@ const OPTION_NAMES = {
   rules: true,
   key: true,
   cost: true,
+  settle: true,
+  settleWithinMs: true,
   headers: true,
   legacyHeaders: true,
   retryAfterJitter: true,
@@ -116,13 +122,6 @@ function isLimiter(value: unknown): value is Limiter {
     typeof (value as Limiter).limit === 'function' &&
     typeof (value as Limiter).peek === 'function'
   );
-}
-
-function checkCost(cost: unknown, name: string): void {
-  if (cost === undefined || typeof cost === 'function') return;
-  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
-    throw invalid(`${name} must be a positive whole number or a function, got ${String(cost)}`);
-  }
 }
 
 function jitterBound(value: JitterBound): number {
@@ -199,7 +198,7 @@ function resolveRule(
     );
   }
   checkFunction(rule.key, `${where}: key`);
-  checkCost(rule.cost, `${where}: cost`);
+  checkCostOption(rule.cost, `${where}: cost`);
   const policy = rule.policy!;
   // Built lazily per choice, but a missing store is a configuration error: said at once.
   if (typeof policy === 'function' && options.store === undefined) {
@@ -275,7 +274,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   const names = known.length === 0 ? OPTION_NAMES : [...Object.keys(OPTION_NAMES), ...known];
   checkOptions('', options, names, withHint);
   checkFunction(options.key, 'key');
-  checkCost(options.cost, 'cost');
+  checkCostOption(options.cost, 'cost');
   const defaultKey = options.key ?? ipKey();
 
   let rules: ResolvedRule[];
@@ -299,6 +298,8 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
   }
   checkDistinctNames(rules);
   checkLimiterOptions(options);
+  const reserving = resolveReserving(options);
+  checkRecordCosts(rules, options, reserving);
 
   const standard = options.headers ?? 'draft-8';
   if (
@@ -347,6 +348,7 @@ export function resolveOptions(options: RateLimitOptions, known: readonly string
     skip: options.skip,
     refundOn: success || failure ? { success, failure } : undefined,
     requestWasSuccessful: options.requestWasSuccessful ?? ((_request, status) => status < 400),
+    reserving,
     onLimited: options.onLimited,
     failOpen: mode === 'fail-open',
     onError: options.onError,

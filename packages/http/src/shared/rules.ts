@@ -1,8 +1,9 @@
 // The rules of a request, in order: each rule's key, limiter and cost, charged until one denies
 // and peeked after that. The engine (engine.ts) turns the decisions into an outcome.
-import { type Decision, FloodgateError, type Limiter } from '@floodgate/core';
+import { type Cost, type Decision, FloodgateError, type Limiter } from '@floodgate/core';
 import type { AllowList } from './allow-list.js';
 import type { ResolvedRule } from './options.js';
+import { type Reserving, reserveWith } from './reservations.js';
 import type { Charge } from './settle.js';
 import type { RateLimitRequest } from './types.js';
 
@@ -32,13 +33,15 @@ export const shadowed = new WeakSet<Decision>();
 
 /**
  * Evaluates the rules in order. After a denial the remaining rules are only peeked (reported,
- * not charged): a request that is refused anyway should not use up other quotas.
+ * not charged): a request that is refused anyway should not use up other quotas. With
+ * `reserving` (`settle`), each admission is a reservation, kept in `charges` to be settled.
  */
 export async function evaluateRules(
   rules: readonly ResolvedRule[],
   request: RateLimitRequest,
   allowList: AllowList | undefined,
   charges: Charge[] | undefined,
+  reserving?: Reserving,
 ): Promise<Decision[] | typeof ALLOWED> {
   // Listed identities are looked for among every rule's key before any rule is charged.
   let keys: (string | undefined)[] | undefined;
@@ -68,11 +71,20 @@ export async function evaluateRules(
       decisions.push(await limiter.peek(key));
       continue;
     }
-    let cost: number;
+    let cost: Cost;
     if (typeof rule.cost === 'function') {
       const charged = rule.cost(request);
       cost = isThenable(charged) ? await charged : charged;
     } else cost = rule.cost;
+    if (reserving !== undefined) {
+      // Kept apart from the plain decision every other module sees (req.rateLimit too).
+      const { decision, charge } = await reserveWith(reserving, limiter, key, cost);
+      if (limiter.shadow === true) shadowed.add(decision);
+      if (!decision.allowed) denied = true;
+      else charges?.push(charge);
+      decisions.push(decision);
+      continue;
+    }
     const decision = await limiter.limit(key, { cost });
     if (limiter.shadow === true) shadowed.add(decision);
     if (!decision.allowed) denied = true;

@@ -1,6 +1,14 @@
-import type { BreakerOptions, Decision, Limiter, LimiterOptions, Policy } from '@floodgate/core';
+import type {
+  BreakerOptions,
+  Cost,
+  Decision,
+  Limiter,
+  LimiterOptions,
+  Policy,
+} from '@floodgate/core';
 import type { Store } from '@floodgate/core/store';
 import type { FrameworkSettings } from './framework.js';
+import type { SettleOption } from './settle-types.js';
 import type { RateLimitWarning, ValidateOption } from './validations.js';
 
 /**
@@ -41,7 +49,8 @@ export interface RateLimitRequest<Raw = unknown> {
   readonly framework?: FrameworkSettings;
 }
 
-type Awaitable<T> = T | Promise<T>;
+/** A value, or a promise of it. */
+export type Awaitable<T> = T | Promise<T>;
 
 /**
  * Names the bucket a request is counted in. `undefined` means "this rule does not apply to this
@@ -108,19 +117,26 @@ export type PolicyChoice<Raw = unknown> =
   | ((request: RateLimitRequest<Raw>) => Awaitable<Policy | readonly Policy[] | undefined>);
 
 /**
- * Units a request costs: a number, or a function of the request.
+ * Units a request costs: a `Cost` (a number for every policy, or units per policy name), or a
+ * function of the request returning one. With `settle`, it is the estimate a reservation is
+ * admitted against, corrected once the response is done.
  * @example
  * ```ts
  * import type { CostOption } from '@floodgate/http';
  *
  * // Writes count five times as much as reads.
  * const cost: CostOption = (request) => (request.method === 'GET' ? 1 : 5);
+ * // One request, and up to the tokens it asks for (policies named 'requests' and 'tokens').
+ * const perPolicy: CostOption = (request) => ({
+ *   requests: 1,
+ *   tokens: Number(request.header('x-max-tokens') ?? 1024),
+ * });
  * ```
  * @public
  */
 export type CostOption<Raw = unknown> =
-  | number
-  | ((request: RateLimitRequest<Raw>) => Awaitable<number>);
+  | Cost
+  | ((request: RateLimitRequest<Raw>) => Awaitable<Cost>);
 
 /**
  * A delay in ms, or a duration string as policies read them (`'500ms'`, `'5s'`, `'1.5m'`, `'1h'`,
@@ -356,8 +372,26 @@ export interface RateLimitOptions<Raw = unknown> {
   rules?: readonly RateLimitRule<Raw>[];
   /** @default ipKey() */
   key?: KeyFunction<Raw>;
-  /** @default 1 */
+  /**
+   * What a request costs: a number for every policy, or units per policy name (each name one
+   * of the rule's limiter's policies), or a function of the request returning either. With
+   * `settle`, the estimate. @default 1
+   */
   cost?: CostOption<Raw>;
+  /**
+   * Charge an estimate first and the real cost once the response is done (`limiter.reserve`
+   * instead of `limiter.limit`): `true` settles with what the handler reported through
+   * `usageOf(request)`, a function computes the actual cost from the response (`SettleContext`).
+   * Nothing reported (and `undefined` from the function): the estimate stands. See
+   * docs/http.md, "Charging the real cost". @default false
+   */
+  settle?: SettleOption<Raw>;
+  /**
+   * With `settle`: how long after admission the reservation may still be settled, in ms (a
+   * whole number > 0); a response that takes longer keeps its estimate (and `onError` hears
+   * `RESERVATION_EXPIRED`). @default 600000 (10 minutes, the limiter's default)
+   */
+  settleWithinMs?: number;
   /** Which `RateLimit` header standard to send, or `false` for none. @default 'draft-8' */
   headers?: 'draft-6' | 'draft-7' | 'draft-8' | false;
   /** Also send `X-RateLimit-Limit/-Remaining/-Reset` (delta-seconds). @default false */
