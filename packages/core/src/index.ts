@@ -11,6 +11,7 @@ export type {
   Limiter,
   LimiterOptions,
   RefundOptions,
+  ReservingLimiter,
   WaitOptions,
 } from './limiter-types.js';
 export { mergeDecisions } from './merge.js';

@@ -225,9 +225,12 @@ export interface Limiter {
   limit(identity: string, options?: { cost?: Cost }): Promise<Decision>;
   /**
    * Admits against an estimate (`cost`) as `limit` does, and returns the decision with `settle`
-   * and `cancel` to correct the charge once the real cost is known (docs/ai.md).
+   * and `cancel` to correct the charge once the real cost is known (docs/ai.md). Every limiter
+   * `createLimiter` makes has it (`ReservingLimiter`); optional here so that a `Limiter` written
+   * by hand for 1.0 (a test's fake) still compiles.
+   * @beta
    */
-  reserve(identity: string, options?: ReserveOptions): Promise<Reservation>;
+  reserve?(identity: string, options?: ReserveOptions): Promise<Reservation>;
   /** Charges nothing: remaining as it stands; `allowed` says whether one more unit would pass now. */
   peek(identity: string): Promise<Decision>;
   /** Forgets the identity in every policy, and lifts its blocks (`blockFor`). */
@@ -255,4 +258,24 @@ export interface Limiter {
    * http middleware then sends no headers for it unless told to, and holds nothing.
    */
   readonly shadow?: boolean;
+}
+
+/**
+ * A limiter with `reserve`, as `createLimiter` makes every one.
+ * @example
+ * ```ts
+ * import { createLimiter, fixedWindow, type ReservingLimiter } from '@floodgate/core';
+ * import { MemoryStore } from '@floodgate/memory';
+ *
+ * const limiter: ReservingLimiter = createLimiter({
+ *   store: new MemoryStore(),
+ *   policy: fixedWindow({ limit: 90_000, window: '1m', name: 'tokens' }),
+ * });
+ * const r = await limiter.reserve('key_123', { cost: 4_096 });
+ * if (r.allowed) await r.settle(1_733);
+ * ```
+ * @beta
+ */
+export interface ReservingLimiter extends Limiter {
+  reserve(identity: string, options?: ReserveOptions): Promise<Reservation>;
 }

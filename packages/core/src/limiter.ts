@@ -8,7 +8,7 @@ import { FloodgateError, isCallerError, storeError } from './errors.js';
 import { breakerOpen, guarded } from './guarded.js';
 import { callKeys, encodeIdentity, validateIdentity, validatePrefix } from './keys.js';
 import { migrateOption, timeoutOf, validateOptions, validatePolicies } from './limiter-config.js';
-import type { Limiter, LimiterOptions } from './limiter-types.js';
+import type { LimiterOptions, ReservingLimiter } from './limiter-types.js';
 import {
   complainer,
   guardHook,
@@ -74,8 +74,8 @@ export function createLimiter(options: LimiterOptions & { overrides: true }): Li
  * ```
  * @public
  */
-export function createLimiter(options: LimiterOptions): Limiter;
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter(options: LimiterOptions): ReservingLimiter;
+export function createLimiter(options: LimiterOptions): ReservingLimiter {
   validateOptions(options);
   // Token buckets in the state forms 1.0 reads, for a fleet that still runs it (write-format.ts).
   const policies = withWriteFormat(validatePolicies(options.policy), options.writeFormat);
@@ -382,7 +382,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       policies,
     ));
 
-  const limiter: Limiter = {
+  const limiter: ReservingLimiter = {
     policies,
     shadow: shadow === true,
     limit(identity, opts) {

@@ -3,7 +3,7 @@
 import type { BreakerOptions, BreakerState } from './breaker.js';
 import type { DecisionEvent } from './decision-event.js';
 import { isFloodgateError } from './errors.js';
-import type { Limiter } from './limiter-types.js';
+import type { ReservingLimiter } from './limiter-types.js';
 import type { Store } from './store-types.js';
 import type { LimiterTelemetry } from './telemetry-types.js';
 import type { Decision } from './types.js';
@@ -106,7 +106,7 @@ export function reporter(
 }
 
 /** The limiter with its `limit` and `wait` reported. */
-export function observed(base: Limiter, report: Report): Limiter {
+export function observed(base: ReservingLimiter, report: Report): ReservingLimiter {
   function settle<D extends Decision>(
     promise: Promise<D>,
     operation: DecisionEvent['operation'],

@@ -1,6 +1,6 @@
 // The public shape of per-identity overrides (`createLimiter({ overrides: true })`), types only;
 // overrides.ts builds them, docs/changing-limits.md tells how to use them.
-import type { Limiter } from './limiter-types.js';
+import type { ReservingLimiter } from './limiter-types.js';
 
 /**
  * What `limiter.override(identity, options)` stores for one identity.
@@ -90,7 +90,7 @@ export interface LimiterOverrides {
  * ```
  * @beta
  */
-export interface LimiterWithOverrides extends Limiter {
+export interface LimiterWithOverrides extends ReservingLimiter {
   /**
    * Stores the identity's override (replacing any it had: policies not named lose theirs). Bad
    * input is `INVALID_OVERRIDE` (`INVALID_KEY` for the identity) before the store is touched.

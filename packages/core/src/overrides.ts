@@ -8,7 +8,7 @@ import { singleOf } from './decision.js';
 import { FloodgateError } from './errors.js';
 import { guarded } from './guarded.js';
 import { callKeys } from './keys.js';
-import type { Limiter, LimiterOptions } from './limiter-types.js';
+import type { LimiterOptions, ReservingLimiter } from './limiter-types.js';
 import { checkOptions, type OptionNames } from './options.js';
 import { paramsForLimit } from './override-params.js';
 import { overrideWidth } from './override-state.js';
@@ -147,9 +147,9 @@ async function write(host: OverrideHost, id: string, states: (PolicyState | null
 }
 
 /** `limiter` with `override` and `overrides` (the limiter returned, wrapped or not). */
-export function withOverrides(limiter: Limiter, host: OverrideHost): LimiterWithOverrides {
+export function withOverrides(limiter: ReservingLimiter, host: OverrideHost): LimiterWithOverrides {
   const policies = host.policies;
-  const out = limiter as Limiter & { -readonly [K in 'override' | 'overrides']?: unknown };
+  const out = limiter as ReservingLimiter & { -readonly [K in 'override' | 'overrides']?: unknown };
   out.override = async (identity: string, options: OverrideOptions) => {
     const states = statesOf(policies, options, host.clock());
     await write(host, host.idOf(identity), states);

@@ -23,13 +23,23 @@ import type { Decision } from './types.js';
  * const cost: Cost = { requests: 1, tokens: 1_200 };
  * const d = await limiter.limit('key_123', { cost });
  * ```
- * @public
+ * @beta
  */
 export type Cost = number | Readonly<Record<string, number>>;
 
 /**
  * `reserve()`'s options.
- * @public
+ * @example
+ * An estimate of one request and the most tokens an answer may take, settled within 2 minutes.
+ * ```ts
+ * import type { ReserveOptions } from '@floodgate/core';
+ *
+ * const options: ReserveOptions = {
+ *   cost: { requests: 1, tokens: 1_200 + 4_096 },
+ *   settleWithinMs: 120_000,
+ * };
+ * ```
+ * @beta
  */
 export interface ReserveOptions {
   /** The estimate to admit against (a `Cost`). @default 1 */
@@ -48,16 +58,16 @@ export interface ReserveOptions {
  * reservation settles; a reservation never settled stays charged at its estimate.
  * @example
  * ```ts
- * import type { Limiter } from '@floodgate/core';
+ * import type { ReservingLimiter } from '@floodgate/core';
  *
- * declare const limiter: Limiter;
+ * declare const limiter: ReservingLimiter;
  * const r = await limiter.reserve('key_123', { cost: { requests: 1, tokens: 4_096 } });
  * if (r.allowed) {
  *   // ... call the model; it used 1 733 tokens:
  *   await r.settle({ requests: 1, tokens: 1_733 });
  * }
  * ```
- * @public
+ * @beta
  */
 export interface Reservation extends Decision {
   /**

@@ -220,7 +220,9 @@ export function withSlices(limiter: Limiter, options: SliceOptions): Limiter {
     peek: (identity) => limiter.peek(identity),
     wait: (identity, opts) => limiter.wait(identity, opts),
     // A reservation is settled on the store: it is charged there, never from a slice.
-    reserve: (identity, opts) => limiter.reserve(identity, opts),
+    ...(limiter.reserve === undefined
+      ? {}
+      : { reserve: limiter.reserve.bind(limiter) as NonNullable<Limiter['reserve']> }),
     refund: (identity, opts) => limiter.refund(identity, opts),
     reset(identity) {
       slots.delete(identity);

@@ -51,6 +51,7 @@ export interface StoreCall {
    * policy charges nothing and denies only while it is over its limit or blocked); in `'settle'`
    * any safe integer. Absent otherwise: a store that predates it stays correct for every call
    * without it, and the limiter sends it only with per-policy costs.
+   * @beta
    */
   readonly costs?: readonly number[];
   /**

@@ -3,7 +3,7 @@
 // else what the handler reported through `usageOf`, else the estimate stands), or cancelled when
 // skipSuccessfulRequests / skipFailedRequests say the response does not count, or when the
 // handler never ran (this middleware answered, or the client left while held).
-import type { Cost, Decision, Limiter } from '@floodgate/core';
+import { type Cost, type Decision, FloodgateError, type Limiter } from '@floodgate/core';
 import type { Settings } from './options.js';
 import { report } from './report.js';
 import type { Charge, Settle, Settler } from './settle.js';
@@ -32,6 +32,10 @@ export async function reserveWith(
   cost: Cost,
 ): Promise<{ decision: Decision; charge: Charge }> {
   const within = reserving.settleWithinMs;
+  // Checked when the middleware is made for a limiter known then; a hand-written one met here.
+  if (limiter.reserve === undefined) {
+    throw new FloodgateError('INVALID_OPTION', 'settle needs limiters with reserve()');
+  }
   const reservation = await limiter.reserve(
     key,
     within === undefined ? { cost } : { cost, settleWithinMs: within },

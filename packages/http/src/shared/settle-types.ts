@@ -17,7 +17,7 @@ import type { Awaitable, RateLimitRequest } from './types.js';
  *   return reported; // undefined: the estimate stands
  * }
  * ```
- * @public
+ * @beta
  */
 export interface SettleContext<Raw = unknown> {
   /** The request, as the other option functions see it. */
@@ -50,7 +50,7 @@ export interface SettleContext<Raw = unknown> {
  * // A refused upstream call costs nothing; otherwise what the handler reported.
  * const settle: SettleOption = ({ status, reported }) => (status === 502 ? 0 : reported);
  * ```
- * @public
+ * @beta
  */
 export type SettleOption<Raw = unknown> =
   | boolean
@@ -75,7 +75,7 @@ export type SettleOption<Raw = unknown> =
  * for await (const chunk of chunks) usage.add({ tokens: chunk.tokens });
  * usage.report({ tokens: 1_733 }); // the upstream's own count, when it gives one, wins
  * ```
- * @public
+ * @beta
  */
 export interface RequestUsage {
   /**

@@ -384,12 +384,14 @@ export interface RateLimitOptions<Raw = unknown> {
    * `usageOf(request)`, a function computes the actual cost from the response (`SettleContext`).
    * Nothing reported (and `undefined` from the function): the estimate stands. See
    * docs/http.md, "Charging the real cost". @default false
+   * @beta
    */
   settle?: SettleOption<Raw>;
   /**
    * With `settle`: how long after admission the reservation may still be settled, in ms (a
    * whole number > 0); a response that takes longer keeps its estimate (and `onError` hears
    * `RESERVATION_EXPIRED`). @default 600000 (10 minutes, the limiter's default)
+   * @beta
    */
   settleWithinMs?: number;
   /** Which `RateLimit` header standard to send, or `false` for none. @default 'draft-8' */

@@ -129,7 +129,7 @@ export function meterOf(raw: unknown): Meter {
  *   },
  * );
  * ```
- * @public
+ * @beta
  */
 export function usageOf(request: object): RequestUsage | undefined {
   return meters.get(request);

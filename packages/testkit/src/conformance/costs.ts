@@ -1,4 +1,4 @@
-import type { Cost, Limiter, Policy, Reservation } from '@floodgate/core';
+import type { Cost, Policy, Reservation, ReservingLimiter } from '@floodgate/core';
 import { blockKey, encodeIdentity, policyKey, type StoreCall } from '@floodgate/core/store';
 import fc from 'fast-check';
 import { policiesArb, stepArb } from './arbitraries.js';
@@ -76,7 +76,7 @@ function keysOf(prefix: string, policies: readonly Policy[], id: string): string
 async function sync(
   h: Harness,
   kept: Reference,
-  limiter: Limiter,
+  limiter: ReservingLimiter,
   policies: readonly Policy[],
   keys: readonly string[],
   now: number,

@@ -5,6 +5,7 @@ import {
   isFloodgateError,
   type Limiter,
   type Policy,
+  type ReservingLimiter,
 } from '@floodgate/core';
 import { encodeIdentity, policyKey, type Store, type StoreCall } from '@floodgate/core/store';
 import type { ConformanceOptions, Expectation, StoreInspector, TestApi } from './types.js';
@@ -27,7 +28,7 @@ export interface Run<S extends Store = Store> {
   at(offset: number): void;
   advance(ms: number): void;
   /** A limiter on this test's store: no blocked-key cache, store errors thrown. */
-  limiter(policy: Policy | readonly Policy[], prefix?: string): Limiter;
+  limiter(policy: Policy | readonly Policy[], prefix?: string): ReservingLimiter;
   /** The key a policy of an identity lives under: `<prefix>:{<encoded identity>}:<policy id>`. */
   key(identity: string, policy: Policy, prefix?: string): string;
   /** Keys the store holds under `prefix:` (default this test's), or undefined without `inspect.keys`. */
