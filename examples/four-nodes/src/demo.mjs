@@ -1,5 +1,14 @@
 // `pnpm demo`: the problem Floodgate exists for, on real sockets, in three tables; then one hot
-// key served past one store with slices; then limits changed while the servers run.
+// key served past one store with slices; then limits changed while the servers run; then
+// requests and tokens per minute for AI traffic.
+import {
+  AI_DEFAULT_MAX_TOKENS,
+  AI_EXPECTED,
+  AI_REQUESTS,
+  AI_TOKENS,
+  AI_WINDOW,
+  aiBudgets,
+} from './ai-budgets.mjs';
 import {
   changingLimits,
   FREE_LIMIT,
@@ -311,6 +320,89 @@ for (const r of live.steps) {
     `(5) ${r.name}: the client saw ${r.ok} × 200, the servers admitted ${r.admitted}`,
   );
 }
+
+// (6)
+let aiStore;
+try {
+  aiStore = await openSharedStore();
+} catch (error) {
+  console.error(`(6) ${error instanceof Error ? error.message : error}`);
+  process.exit(1);
+}
+let ai;
+try {
+  console.log(
+    `(6) AI budgets: ${AI_REQUESTS} requests and ${AI_TOKENS} tokens a minute per API key, together, ${NODES} app servers sharing ${aiStore.label}`,
+  );
+  if (aiStore.note) console.log(`    Not Redis: ${aiStore.note}.`);
+  console.log(
+    `    policy: [fixedWindow({ name: 'requests', limit: ${AI_REQUESTS}, window: '${AI_WINDOW}' }), fixedWindow({ name: 'tokens', limit: ${AI_TOKENS}, window: '${AI_WINDOW}' })];`,
+  );
+  console.log(
+    `    a call costs { requests: 1, tokens: prompt + max_tokens } (${AI_DEFAULT_MAX_TOKENS} without max_tokens), its real use known only after the model answered.`,
+  );
+  console.log('    Calls one after the other through the balancer, a fresh API key per step.\n');
+  ai = await aiBudgets({ shared: aiStore });
+} finally {
+  await aiStore.close();
+}
+const aiLabel = {
+  estimate: '40 calls, 1 000 estimated, 300 used: limit() at the estimate',
+  settle: '40 calls, 1 000 estimated, 300 used: reserve(), settle()',
+  small: '80 calls, 60 estimated, 40 used: reserve(), settle()',
+  debt: '1 call, no max_tokens: 1 200 estimated, 12 000 used; then 5 of 60',
+};
+console.log(
+  table(
+    [
+      'step',
+      '200',
+      '429',
+      'refused by',
+      '200 by server',
+      'tokens charged',
+      'tokens used',
+      'left (requests, tokens)',
+    ],
+    ai.steps.map((r) => [
+      aiLabel[r.name],
+      r.admitted,
+      r.denied,
+      r.deniedBy || '-',
+      r.admittedByNode.join(' + '),
+      r.charged,
+      r.used,
+      r.left.join(', '),
+    ]),
+  ),
+);
+const { estimate: aiEstimate, settle: aiSettle, debt: aiDebt } = ai.byName;
+console.log(
+  `  => Charged at the estimate, the key got ${aiEstimate.admitted} calls for ${aiEstimate.used} tokens really used; reserved and settled, ${aiSettle.admitted} calls and ${aiSettle.charged} tokens.`,
+);
+console.log(
+  `     A call that used ${aiDebt.charged - AI_TOKENS} tokens more than the minute's ${AI_TOKENS} left the key in debt: refused by tokens for the rest of the window (Retry-After ${aiDebt.retryAfter ?? '?'} s);`,
+);
+console.log(
+  '     a fixed window forgives debt when it ends (docs/ai.md says what each policy does).\n',
+);
+for (const r of ai.steps) {
+  const e = AI_EXPECTED[r.name];
+  check(
+    r.admitted === e.admitted &&
+      r.denied === e.denied &&
+      r.deniedBy === e.by &&
+      r.charged === e.charged &&
+      r.used === e.used &&
+      r.left.join() === e.left.join(),
+    `(6) ${r.name}: ${r.admitted} admitted, ${r.denied} denied by ${r.deniedBy}, ${r.charged} charged, ${r.used} used, ${r.left.join(', ')} left; expected ${e.admitted}, ${e.denied} by ${e.by}, ${e.charged}, ${e.used}, ${e.left.join(', ')}`,
+  );
+  check(
+    r.ok === r.admitted,
+    `(6) ${r.name}: the client saw ${r.ok} × 200, the servers admitted ${r.admitted}`,
+  );
+}
+check(ai.fallback === 0, `(6) ${ai.fallback} decisions came from the fallback store`);
 
 console.log(`Done in ${secs(performance.now() - started)}.`);
 if (failures.length > 0) {

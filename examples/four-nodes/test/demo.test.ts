@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 // @ts-expect-error -- plain .mjs without declarations; the demo has no build step on purpose.
+import { aiBudgets } from '../src/ai-budgets.mjs';
+// @ts-expect-error -- see above
 import { changingLimits, STEP_REQUESTS } from '../src/changing-limits.mjs';
 // @ts-expect-error -- see above
 import { HOT_IN_FLIGHT, HOT_LIMIT, hotKey, SLICE_SIZE } from '../src/hot-key.mjs';
@@ -216,6 +218,77 @@ describe('four-nodes demo', () => {
         for (const ms of run.heardMs ?? []) expect(ms).toBeLessThan(1000);
         expect(run.steps.find((s) => s.name === 'lifted')?.cached).toBe(0);
       }
+    } finally {
+      await shared.close();
+    }
+  });
+
+  interface AiStep {
+    name: string;
+    sent: number;
+    admitted: number;
+    denied: number;
+    deniedBy: string;
+    fallback: number;
+    ok: number;
+    admittedByNode: number[];
+    charged: number;
+    used: number;
+    left: number[];
+    retryAfter: number | undefined;
+  }
+
+  /**
+   * 60 requests and 10 000 tokens a minute per key. Charged at the estimate (1 000 each, 300
+   * used): 10 calls. Reserved and settled: 31 (300 n + 1 000 <= 10 000), 9 300 charged. Small
+   * calls: requests bind at 60. One call settled at 12 000: debt, the next 5 refused by tokens.
+   */
+  function expectAiBudgets(run: { steps: AiStep[] }): void {
+    expect(
+      run.steps.map((s) => [
+        s.name,
+        s.sent,
+        s.admitted,
+        s.denied,
+        s.deniedBy,
+        s.charged,
+        s.used,
+        s.left,
+        s.fallback,
+      ]),
+    ).toEqual([
+      ['estimate', 40, 10, 30, 'tokens', 10_000, 3000, [50, 0], 0],
+      ['settle', 40, 31, 9, 'tokens', 9300, 9300, [29, 700], 0],
+      ['small', 80, 60, 20, 'requests', 2400, 2400, [0, 7600], 0],
+      ['debt', 6, 1, 5, 'tokens', 12_000, 12_000, [59, 0], 0],
+    ]);
+    for (const s of run.steps) expect(s.ok).toBe(s.admitted);
+    // Round robin, one call at a time: the 31 settled calls were admitted by all four servers.
+    expect(run.steps[1]?.admittedByNode).toEqual([8, 8, 8, 7]);
+    // The debt lasts until the fixed window ends: a Retry-After within the minute.
+    const debt = run.steps[3];
+    expect(debt?.retryAfter).toBeGreaterThan(0);
+    expect(debt?.retryAfter).toBeLessThanOrEqual(60);
+  }
+
+  test('(6) requests and tokens together on one in-process store', {
+    timeout: BURST_TIMEOUT,
+  }, async () => {
+    const shared = await openSharedStore({ prefer: 'memory' });
+    try {
+      expectAiBudgets(await aiBudgets({ shared }));
+    } finally {
+      await shared.close();
+    }
+  });
+
+  test("(6) requests and tokens together on the demo's store, each server with its own connection", {
+    timeout: BURST_TIMEOUT,
+  }, async () => {
+    const shared = await openSharedStore();
+    try {
+      expectRedisWhenAvailable(shared);
+      expectAiBudgets(await aiBudgets({ shared }));
     } finally {
       await shared.close();
     }
