@@ -9,8 +9,10 @@ import {
 import { createConcurrencyLimiter } from '@floodgate/core/concurrency';
 import { isLeaseStore } from '@floodgate/core/store';
 import { registerControls } from '../conformance/controls.js';
+import { registerCosts } from '../conformance/costs.js';
 import { registerLimitChanges } from '../conformance/differential.js';
 import { makeHarness } from '../conformance/harness.js';
+import { registerReservations } from '../conformance/reservations.js';
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
@@ -90,7 +92,7 @@ export function redisClusterTests<C>(
 
       // The conformance tests of shadow mode and wait(), on the cluster (server clock), and the
       // differential traces of limits that change (client clock).
-      describe('conformance: shadow mode, wait() and limits that change', () => {
+      describe('conformance: shadow mode, wait(), limits that change, costs and reservations', () => {
         let shared: C | undefined;
         beforeAll(async () => {
           shared = await openCluster(adapter);
@@ -99,23 +101,25 @@ export function redisClusterTests<C>(
           if (shared !== undefined) await adapter.disconnect(shared);
         });
         const name = `${adapter.name} on a Redis Cluster`;
-        registerControls(
-          makeHarness(api, {
-            name,
-            controlsTime: false,
-            makeStore: () => adapter.makeStore(shared!),
-          }),
-        );
+        const onServerClock = makeHarness(api, {
+          name,
+          controlsTime: false,
+          makeStore: () => adapter.makeStore(shared!),
+        });
+        registerControls(onServerClock);
+        // Per-policy costs, debt, give-backs and the codes (a settle is a script call of its own).
+        registerReservations(onServerClock);
         // Limits that change between calls, against the reference on the suite's clock: the
         // keys of one identity, read under another limit, on the master owning its slot.
-        registerLimitChanges(
-          makeHarness(api, {
-            name: `${name} (clock: client)`,
-            makeStore: ({ now }) => adapter.makeStore(shared!, { clock: 'client', now }),
-            realTimeExpiry: true,
-            numRuns: 10,
-          }),
-        );
+        const onClientClock = makeHarness(api, {
+          name: `${name} (clock: client)`,
+          makeStore: ({ now }) => adapter.makeStore(shared!, { clock: 'client', now }),
+          realTimeExpiry: true,
+          numRuns: 10,
+        });
+        registerLimitChanges(onClientClock);
+        // Cost records, reserve, settle and cancel in random traces, against the reference.
+        registerCosts(onClientClock);
         registerClusterOverrideConformance(api, adapter, () => shared!);
       });
       registerClusterOverrideTests(
