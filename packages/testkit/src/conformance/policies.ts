@@ -20,3 +20,20 @@ export const DAILY: readonly (readonly [string, Policy])[] = [
   ['leakyBucket', leakyBucket({ limit: 3, interval: '1d', queue: 2 })],
   ['quota', quota({ limit: 3, per: 'day' })],
 ];
+
+/**
+ * Every kind with `limit` per day (a month's quota; a leaky bucket's queue the rest of its
+ * capacity), named `name` when given: a window long enough that real time adds nothing back
+ * during a test.
+ */
+export function perDayOfEveryKind(limit: number, name?: string): readonly Policy[] {
+  const named = name === undefined ? {} : { name };
+  return [
+    fixedWindow({ limit, window: '1d', ...named }),
+    slidingWindow({ limit, window: '1d', ...named }),
+    slidingWindowLog({ limit, window: '1d', ...named }),
+    tokenBucket({ limit, interval: '1d', ...named }),
+    leakyBucket({ limit, interval: '1d', queue: limit - 1, ...named }),
+    quota({ limit, per: 'month', ...named }),
+  ];
+}

@@ -1,9 +1,7 @@
 import {
   fixedWindow,
   type Limiter,
-  leakyBucket,
   type Policy,
-  quota,
   slidingWindow,
   slidingWindowLog,
   tokenBucket,
@@ -12,16 +10,10 @@ import { POLICY_TABLE } from '@floodgate/core/internal';
 import fc from 'fast-check';
 import { costArb, fitCost, policiesArb, stepArb } from './arbitraries.js';
 import { expectCode, type Harness } from './harness.js';
+import { perDayOfEveryKind } from './policies.js';
 
 /** Every kind with limit 10 and a window long enough that real time adds nothing back. */
-const TEN_PER_DAY: readonly Policy[] = [
-  fixedWindow({ limit: 10, window: '1d' }),
-  slidingWindow({ limit: 10, window: '1d' }),
-  slidingWindowLog({ limit: 10, window: '1d' }),
-  tokenBucket({ limit: 10, interval: '1d' }),
-  leakyBucket({ limit: 10, interval: '1d', queue: 9 }),
-  quota({ limit: 10, per: 'month' }),
-];
+const TEN_PER_DAY = perDayOfEveryKind(10);
 
 /**
  * Whether a refund at `now` of a charge made at `at` is one the guarantee covers

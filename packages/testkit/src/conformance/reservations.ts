@@ -1,23 +1,9 @@
-import {
-  fixedWindow,
-  leakyBucket,
-  type Policy,
-  quota,
-  slidingWindow,
-  slidingWindowLog,
-  tokenBucket,
-} from '@floodgate/core';
+import { fixedWindow, tokenBucket } from '@floodgate/core';
 import { expectCode, type Harness } from './harness.js';
+import { perDayOfEveryKind } from './policies.js';
 
 /** Every kind with limit 10 per day, named `x`: real time adds nothing back during a test. */
-const TEN_PER_DAY: readonly Policy[] = [
-  fixedWindow({ limit: 10, window: '1d', name: 'x' }),
-  slidingWindow({ limit: 10, window: '1d', name: 'x' }),
-  slidingWindowLog({ limit: 10, window: '1d', name: 'x' }),
-  tokenBucket({ limit: 10, interval: '1d', name: 'x' }),
-  leakyBucket({ limit: 10, interval: '1d', queue: 9, name: 'x' }),
-  quota({ limit: 10, per: 'month', name: 'x' }),
-];
+const TEN_PER_DAY = perDayOfEveryKind(10, 'x');
 
 /** A second policy beside `x`, with room to spare. */
 const OTHER = fixedWindow({ limit: 100, window: '1d', name: 'other' });
