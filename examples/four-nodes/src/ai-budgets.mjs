@@ -5,10 +5,9 @@
 // real use. Every step is a run of calls through the balancer, one after the other, so the
 // numbers are exact.
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import http from 'node:http';
 import { createLimiter, fixedWindow, parseDuration } from '@floodgate/core';
-import { startBalancer } from './cluster.mjs';
+import { listen, shut, startBalancer } from './cluster.mjs';
 import { awayFromSeam } from './hot-key.mjs';
 import { NODES } from './scenarios.mjs';
 
@@ -55,17 +54,6 @@ export const AI_EXPECTED = {
   small: { admitted: 60, denied: 20, by: 'requests', charged: 2400, used: 2400, left: [0, 7600] },
   debt: { admitted: 1, denied: 5, by: 'tokens', charged: 12_000, used: 12_000, left: [59, 0] },
 };
-
-async function listen(server) {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return server.address().port;
-}
-
-function shut(server) {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
 
 /**
  * One app server in front of a stand-in model: the JSON body says the call's prompt tokens, its

@@ -5,13 +5,13 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { createLimiter } from '@floodgate/core';
 
-async function listen(server) {
+export async function listen(server) {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return server.address().port;
 }
 
-function shut(server) {
+export function shut(server) {
   // Keep-alive sockets would otherwise hold close() open until they time out.
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
