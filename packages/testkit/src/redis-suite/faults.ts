@@ -8,10 +8,10 @@ import {
   slidingWindowLog,
   tokenBucket,
 } from '@floodgate/core';
-import { allKeysWithTtl, commandCalls, delta, keysFor, rng } from '../redis-inspect.js';
+import { allKeysWithTtl, keysFor, rng } from '../redis-inspect.js';
 import { startRedisServer } from '../redis-server.js';
-import { redisCommand } from '../resp.js';
 import { redisOutageTests } from './outage.js';
+import { expectScriptFlushSurvived } from './script-flush.js';
 import { openClient, sleep, tagOf, useRedisServer } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -69,40 +69,18 @@ export function redisFaultTests<C>(api: RedisSuiteApi, options: RedisFaultTestsO
           it(`SCRIPT FLUSH in the middle of a stream of decisions fails none of them (${how})`, async () => {
             const client = await openClient(adapter, server().url, { autoPipelining });
             try {
-              const limiter = createLimiter({
-                store: adapter.makeStore(client, { batch }),
-                policy: [
-                  slidingWindowLog({ limit: 250, window: '1h' }),
-                  tokenBucket({ limit: 1000, interval: '1h' }),
-                ],
-                prefix: `flush-${tag}${autoPipelining === true ? '-piped' : ''}-${batch}`,
-                onStoreError: 'throw', // an error must surface, not hide behind the fallback
-                timeoutMs: 10_000, // exact counts, not timeouts: generous on a loaded machine
-                blockCache: false,
-              });
-              const before = await commandCalls(server().port);
-              const decisions: Decision[] = [];
-              for (let round = 0; round < 30; round++) {
-                const calls = Array.from({ length: 20 }, () => limiter.limit('stream'));
-                // Flush while the calls are in flight, three times over the stream.
-                if (round % 10 === 5) await redisCommand(server().port, ['SCRIPT', 'FLUSH']);
-                decisions.push(...(await Promise.all(calls)));
-              }
-              expect(decisions).toHaveLength(600);
-              expect(decisions.filter((d) => d.allowed)).toHaveLength(250);
-              expect(decisions.every((d) => d.reason === undefined)).toBe(true);
-              const d = delta(before, await commandCalls(server().port));
-              expect(d.eval).toBeGreaterThanOrEqual(3); // the reload path really ran
-              if (batch) {
-                // Batched, each round's 20 calls are one script run: the next round's calls are
-                // made before the tick the previous round's reply held (its callers go together).
-                // The three rounds after a flush may begin once that tick has passed, when the
-                // flush's reply came last: their first call then goes alone, before the run.
-                expect(d.evalsha).toBeGreaterThanOrEqual(30);
-                expect(d.evalsha).toBeLessThanOrEqual(33);
-              } else {
-                expect(d.evalsha).toBe(600);
-              }
+              // Batched, each round's 20 calls are one script run: the next round's calls are
+              // made before the tick the previous round's reply held (its callers go together).
+              // The three rounds after a flush may begin once that tick has passed, when the
+              // flush's reply came last: their first call then goes alone, before the run.
+              await expectScriptFlushSurvived(
+                expect,
+                adapter.makeStore(client, { batch }),
+                server().port,
+                `flush-${tag}${autoPipelining === true ? '-piped' : ''}-${batch}`,
+                batch,
+                [30, 33],
+              );
             } finally {
               await adapter.disconnect(client);
             }

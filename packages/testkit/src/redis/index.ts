@@ -66,6 +66,7 @@ export {
   type RedisProxyFaultTestsOptions,
   redisProxyFaultTests,
 } from '../redis-suite/proxy-faults.js';
+export { expectScriptFlushSurvived } from '../redis-suite/script-flush.js';
 export {
   type RedisServerClockTestsOptions,
   redisServerClockTests,
