@@ -430,8 +430,11 @@ describe('migrateKeys off: the scripts and calls are those of 1.0', () => {
     ];
     const policies = Array.from({ length: 16 }, (_, i) => makers[i % makers.length]!(i));
     for (const overrides of [false, true]) {
-      const { source, sha1 } = scriptFor(policies, overrides, '0.1');
-      expect(await redis.script('LOAD', source)).toBe(sha1);
+      // With per-policy costs too (their own variant: one more local, two per policy's block).
+      for (const costs of [false, true]) {
+        const { source, sha1 } = scriptFor(policies, overrides, '0.1', costs);
+        expect(await redis.script('LOAD', source)).toBe(sha1);
+      }
     }
   });
 

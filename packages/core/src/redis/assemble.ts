@@ -275,7 +275,7 @@ function costList(at: Layout): string[] {
 
 /**
  * Policy n's own cost, inside its block: a peek's 1; in a settle the size of its signed cost,
- * forced (charged past capacity: the fragments' FORCED) when positive.
+ * forced when positive (charged past capacity: the `force` of the fragments' `--[[costs:…]]`).
  */
 function ownCost(n: number): string[] {
   return [
@@ -297,11 +297,14 @@ function ownCost(n: number): string[] {
  * debt under a cost of 0): their text in a per-policy-costs script; elsewhere they go, so the
  * scripts of calls with one cost are byte for byte what they were before.
  */
-export function forcing(body: string, costs: boolean): string {
+function forcing(body: string, costs: boolean): string {
   return body.replace(/--\[\[costs:(.*?)\]\]/g, costs ? '$1' : '');
 }
 
-/** A settle's writes (positive costs only; negative ones were refunded in their blocks), then its reply. */
+/**
+ * A settle's writes (`write` skips a cost ≤ 0: a negative one was refunded in its block), then
+ * its reply.
+ */
 function settleTail(
   fragments: readonly Fragment[],
   write: (f: Fragment, i: number) => string[],
@@ -309,7 +312,7 @@ function settleTail(
 ): string[] {
   const out = [`if mode == 'settle' then`];
   fragments.forEach((f, i) => {
-    out.push(`if sc[${i + 1}] > 0 then`, ...write(f, i), 'end');
+    out.push(...write(f, i));
   });
   out.push(
     reply((n) => `ok${n} and 1 or 0, rem${n}, rst${n}, rty${n}, 0`),
