@@ -126,12 +126,12 @@ export function reservationOf(
 }
 
 /**
- * How long after an admission policy `p` still counts what it charged (`part`, its part of the
- * admission's decision): to the end of its
- * window (period) for fixedWindow and quota, to the end of the window it was charged in for
- * slidingWindow (its count is then the previous window's, which a refund never touches), until
- * the entry leaves the window for slidingWindowLog, until full again for the buckets. Each is the
- * admission's own `resetAfterMs`, less a window for slidingWindow.
+ * How long after an admission policy `p` still counts what it charged (`part`: its part of the
+ * admission's decision): to the end of its window (period) for fixedWindow and quota, to the end
+ * of the window it was charged in for slidingWindow (its count is then the previous window's,
+ * which a refund never touches), until the entry leaves the window for slidingWindowLog, until
+ * full again for the buckets. Each is the admission's own `resetAfterMs`, less a window for
+ * slidingWindow.
  */
 export function heldMs(p: Policy, part: PolicyDecision | undefined): number {
   const reset = part?.resetAfterMs ?? 0;
