@@ -3,44 +3,13 @@
 // identities and on one hot identity. Each process is test/deno/hammer.ts, bundled; Deno runs
 // Deno.openKv, Node runs @deno/kv. Not a test: it asserts nothing, it prints.
 // Run: pnpm --filter @floodgate/deno-kv measure [label filter]   (files in a temp directory)
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { HammerConfig, HammerReport } from '../test/deno/hammer.js';
-import { bundle, denoRun, runToEnd } from '../test/support/deno.js';
+import type { HammerReport } from '../test/deno/hammer.js';
+import { hammers as bundleHammers, type HammerJob, type Runtime } from '../test/support/hammers.js';
 
-const require = createRequire(import.meta.url);
-const kvModule = pathToFileURL(
-  require.resolve('@deno/kv').replace(/script[\\/]npm\.js$/, 'esm/npm.js'),
-).href;
-const dir = mkdtempSync(join(tmpdir(), 'floodgate-deno-kv-measure-'));
-const program = join(dir, 'hammer.mjs');
-await bundle(new URL('../test/deno/hammer.ts', import.meta.url).pathname, program);
+const hammers = await bundleHammers('measure', 'm', 600_000);
 
-type Runtime = 'deno' | 'node';
-type Job = Omit<HammerConfig, 'path' | 'kvModule' | 'worker' | 'workers' | 'prefix'>;
-let runs = 0;
-
-async function hammer(runtimes: readonly Runtime[], job: Job): Promise<HammerReport[]> {
-  const path = join(dir, `kv${++runs}.sqlite`);
-  const exits = await Promise.all(
-    runtimes.map((runtime, worker) => {
-      const config: HammerConfig = {
-        ...job,
-        path,
-        kvModule,
-        worker,
-        workers: runtimes.length,
-        prefix: `m${runs}`,
-      };
-      const arg = JSON.stringify(config);
-      return runtime === 'deno'
-        ? denoRun(program, dir, [arg], 600_000)
-        : runToEnd(process.execPath, [program, arg], dir, 600_000);
-    }),
-  );
+async function hammer(runtimes: readonly Runtime[], job: HammerJob): Promise<HammerReport[]> {
+  const exits = await hammers.run(runtimes, job);
   return exits.map((exit) => {
     if (exit.code !== 0) throw new Error(exit.stderr);
     return JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as HammerReport;
@@ -53,7 +22,7 @@ const pct = (sorted: readonly number[], p: number) =>
 /** Only the runs whose label contains this (the first argument), when given. */
 const only = process.argv[2];
 
-async function row(label: string, runtimes: readonly Runtime[], job: Job): Promise<void> {
+async function row(label: string, runtimes: readonly Runtime[], job: HammerJob): Promise<void> {
   if (only !== undefined && !label.includes(only)) return;
   const reports = await hammer(runtimes, job);
   const calls = reports.reduce((n, r) => n + r.latencies.length, 0);
@@ -124,4 +93,4 @@ for (const rt of ['deno', 'node'] as const) {
     inFlight: 8,
   });
 }
-rmSync(dir, { recursive: true, force: true });
+hammers.dispose();

@@ -2,31 +2,20 @@
 // Deno KV file, hammering one identity. Check-and-set must make the total admitted what the
 // policy allows, not one more; and the retry path must have run (conflicts > 0), or the test
 // proved nothing about contention.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { openKv } from '@deno/kv';
 import { createLimiter, slidingWindowLog } from '@floodgate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DenoKvStore } from '../src/index.js';
 import type { HammerConfig, HammerReport } from './deno/hammer.js';
-import { bundle, denoRun, runToEnd } from './support/deno.js';
+import { hammers as bundleHammers, type Hammers, type Runtime } from './support/hammers.js';
 
-const require = createRequire(import.meta.url);
-// The ES module build of @deno/kv (its package exports only the CJS entry's path to resolve).
-const kvModule = pathToFileURL(
-  require.resolve('@deno/kv').replace(/script[\\/]npm\.js$/, 'esm/npm.js'),
-).href;
-const dir = mkdtempSync(join(tmpdir(), 'floodgate-deno-kv-writers-'));
-const program = join(dir, 'hammer.mjs');
-let runs = 0;
+let hammers: Hammers;
+beforeAll(async () => {
+  hammers = await bundleHammers('writers', 'w', 120_000);
+});
+afterAll(() => hammers.dispose());
 
-beforeAll(() => bundle(new URL('./deno/hammer.ts', import.meta.url).pathname, program));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-type Runtime = 'deno' | 'node';
 type Job = Pick<HammerConfig, 'mode' | 'limit' | 'calls' | 'inFlight'>;
 // Bounds far above the defaults: four processes saturating one identity on a loaded CI machine
 // can need more than 16 retries (scripts/measure.ts measures the tail); these tests are about
@@ -35,24 +24,7 @@ const storeOptions = { maxRetries: 1000, busyTimeoutMs: 30_000 };
 
 /** Runs one process per runtime given, all on one fresh KV file; their reports. */
 async function hammer(runtimes: readonly Runtime[], job: Job): Promise<HammerReport[]> {
-  const path = join(dir, `kv${++runs}.sqlite`);
-  const exits = await Promise.all(
-    runtimes.map((runtime, worker) => {
-      const config: HammerConfig = {
-        ...job,
-        store: storeOptions,
-        path,
-        kvModule,
-        worker,
-        workers: runtimes.length,
-        prefix: `w${runs}`,
-      };
-      const arg = JSON.stringify(config);
-      return runtime === 'deno'
-        ? denoRun(program, dir, [arg], 120_000)
-        : runToEnd(process.execPath, [program, arg], dir, 120_000);
-    }),
-  );
+  const exits = await hammers.run(runtimes, { ...job, store: storeOptions });
   return exits.map((exit, i) => {
     expect(exit.code, `${runtimes[i]} process ${i}: ${exit.stderr}`).toBe(0);
     return JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as HammerReport;
@@ -99,7 +71,7 @@ describe('several processes on one Deno KV file', () => {
 
   it('Deno reads what Node wrote, and Node what Deno wrote', { timeout: 120_000 }, async () => {
     // One file, one window: Node charges 3, a Deno process then gets exactly the 7 left.
-    const path = join(dir, 'interop.sqlite');
+    const path = join(hammers.dir, 'interop.sqlite');
     const kv = await openKv(path);
     const prefix = 'interop';
     const policy = slidingWindowLog({ limit: 10, window: '1h' });
@@ -111,18 +83,9 @@ describe('several processes on one Deno KV file', () => {
     });
     try {
       expect((await node.limit('id0', { cost: 3 })).remaining).toBe(7);
-      const config: HammerConfig = {
-        mode: 'log',
-        limit: 10,
-        calls: 10,
-        inFlight: 1,
-        path,
-        kvModule,
-        worker: 0,
-        workers: 1,
-        prefix,
-      };
-      const exit = await denoRun(program, dir, [JSON.stringify(config)], 60_000);
+      const job = { mode: 'log', limit: 10, calls: 10, inFlight: 1 } as const;
+      const [exit] = await hammers.run(['deno'], job, { path, prefix });
+      if (exit === undefined) throw new Error('no exit');
       expect(exit.code, exit.stderr).toBe(0);
       const report = JSON.parse(exit.stdout.trim().split('\n').at(-1)!) as HammerReport;
       expect([report.admitted, report.denied]).toEqual([7, 3]);
