@@ -274,8 +274,12 @@ export interface Limiter {
  * const r = await limiter.reserve('key_123', { cost: 4_096 });
  * if (r.allowed) await r.settle(1_733);
  * ```
- * @beta
+ * @public
  */
 export interface ReservingLimiter extends Limiter {
+  /**
+   * `Limiter.reserve`, always there.
+   * @beta
+   */
   reserve(identity: string, options?: ReserveOptions): Promise<Reservation>;
 }

@@ -23,7 +23,7 @@ import type { Decision } from './types.js';
  * const cost: Cost = { requests: 1, tokens: 1_200 };
  * const d = await limiter.limit('key_123', { cost });
  * ```
- * @beta
+ * @public
  */
 export type Cost = number | Readonly<Record<string, number>>;
 
@@ -39,7 +39,7 @@ export type Cost = number | Readonly<Record<string, number>>;
  *   settleWithinMs: 120_000,
  * };
  * ```
- * @beta
+ * @public
  */
 export interface ReserveOptions {
   /** The estimate to admit against (a `Cost`). @default 1 */
@@ -67,7 +67,7 @@ export interface ReserveOptions {
  *   await r.settle({ requests: 1, tokens: 1_733 });
  * }
  * ```
- * @beta
+ * @public
  */
 export interface Reservation extends Decision {
   /**
