@@ -53,11 +53,28 @@ declare const process: { argv: string[] };
 
 const onDeno = typeof Deno !== 'undefined';
 const config = JSON.parse(onDeno ? Deno!.args[0]! : process.argv[2]!) as HammerConfig;
-const kv: Kv = onDeno
-  ? await Deno!.openKv(config.path)
-  : await ((await import(config.kvModule)) as { openKv(p: string): Promise<Kv> }).openKv(
-      config.path,
-    );
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The KV file, opened by every process at once: the first opens create its tables, and on a
+ * loaded machine another's open can find the file locked meanwhile. Tried again for 10 s.
+ */
+async function open(): Promise<Kv> {
+  const openKv = onDeno
+    ? (path: string) => Deno!.openKv(path)
+    : ((await import(config.kvModule)) as { openKv(p: string): Promise<Kv> }).openKv;
+  const until = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return await openKv(config.path);
+    } catch (error) {
+      if (Date.now() >= until) throw error;
+      await sleep(20);
+    }
+  }
+}
+
+const kv: Kv = await open();
 const store = new DenoKvStore(kv, config.store ?? {});
 const identities = config.identities ?? 1;
 
@@ -69,10 +86,16 @@ async function barrier(): Promise<void> {
     .set(mark(config.worker), new Uint8Array([1]))
     .commit();
   const all = Array.from({ length: config.workers }, (_, i) => mark(i));
+  // Bounded: a process that died before its mark must fail the run, not hang the others.
+  const until = Date.now() + 30_000;
   for (;;) {
     const entries = await kv.getMany(all);
-    if (entries.every((e) => e.versionstamp !== null)) return;
-    await new Promise((r) => setTimeout(r, 5));
+    const ready = entries.filter((e) => e.versionstamp !== null).length;
+    if (ready === config.workers) return;
+    if (Date.now() >= until) {
+      throw new Error(`barrier: ${ready} of ${config.workers} processes ready after 30 s`);
+    }
+    await sleep(5);
   }
 }
 

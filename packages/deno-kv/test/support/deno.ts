@@ -43,12 +43,16 @@ export interface Exit {
   readonly stderr: string;
 }
 
-/** Runs `command args` in `cwd` to its end (killed after `timeoutMs`); resolves with its output. */
+/**
+ * Runs `command args` in `cwd` to its end (killed after `timeoutMs`, or when `signal` aborts);
+ * resolves with its output.
+ */
 export function runToEnd(
   command: string,
   args: readonly string[],
   cwd: string,
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
@@ -56,6 +60,9 @@ export function runToEnd(
       env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const kill = () => child.kill('SIGKILL');
+    signal?.addEventListener('abort', kill, { once: true });
+    child.on('close', () => signal?.removeEventListener('abort', kill));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -77,8 +84,14 @@ export function runToEnd(
 }
 
 /** `deno run` of a bundled program with KV and only `dir` readable and writable. */
-export function denoRun(file: string, dir: string, args: readonly string[], timeoutMs: number) {
+export function denoRun(
+  file: string,
+  dir: string,
+  args: readonly string[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+) {
   const flags = ['run', '--no-config', '--no-lock', '--unstable-kv'];
   flags.push(`--allow-read=${dir}`, `--allow-write=${dir}`);
-  return runToEnd(DENO, [...flags, file, ...args], dir, timeoutMs);
+  return runToEnd(DENO, [...flags, file, ...args], dir, timeoutMs, signal);
 }

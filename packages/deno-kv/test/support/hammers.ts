@@ -46,8 +46,10 @@ export async function hammers(name: string, prefix: string, timeoutMs: number): 
     dir,
     run(runtimes, job, on) {
       const path = on?.path ?? join(dir, `kv${++runs}.sqlite`);
+      // The first process to fail ends the others: they would wait for it at the barrier.
+      const failed = new AbortController();
       return Promise.all(
-        runtimes.map((runtime, worker) => {
+        runtimes.map(async (runtime, worker) => {
           const config: HammerConfig = {
             ...job,
             path,
@@ -57,9 +59,11 @@ export async function hammers(name: string, prefix: string, timeoutMs: number): 
             prefix: on?.prefix ?? `${prefix}${runs}`,
           };
           const arg = JSON.stringify(config);
-          return runtime === 'deno'
-            ? denoRun(program, dir, [arg], timeoutMs)
-            : runToEnd(process.execPath, [program, arg], dir, timeoutMs);
+          const exit = await (runtime === 'deno'
+            ? denoRun(program, dir, [arg], timeoutMs, failed.signal)
+            : runToEnd(process.execPath, [program, arg], dir, timeoutMs, failed.signal));
+          if (exit.code !== 0) failed.abort();
+          return exit;
         }),
       );
     },
