@@ -25,6 +25,8 @@ export class LimiterCall implements StoreCall {
   /** Present only for a limiter with `migrateKeys`: its calls read and write the 0.1 keys too. */
   declare readonly migrate?: '0.1';
   declare readonly costs?: readonly number[];
+  /** Present (and true) only when the limiter reads the store's `waitUntil` (window.ts). */
+  declare readonly extendable?: boolean;
 
   constructor(
     readonly policies: readonly Policy[],
@@ -37,8 +39,12 @@ export class LimiterCall implements StoreCall {
     overrides?: boolean,
     migrate?: '0.1',
     costs?: readonly number[],
+    extendable?: boolean,
   ) {
     if (deadline !== undefined) (this as { deadline?: number }).deadline = deadline;
+    if (extendable === true && deadline !== undefined) {
+      (this as { extendable?: boolean }).extendable = true;
+    }
     if (overrides === true) (this as { overrides?: boolean }).overrides = true;
     if (migrate !== undefined) (this as { migrate?: '0.1' }).migrate = migrate;
     // Only per-policy costs set it: calls with one cost keep their hidden class.

@@ -21,7 +21,7 @@ export async function guarded<T>(
   breaker: Breaker | undefined,
   timeoutMs: number | undefined,
   work: () => Promise<T>,
-  deadline?: number,
+  deadline?: number | (() => number | undefined),
 ): Promise<T> {
   if (breaker !== undefined && !breaker.admit()) throw breakerOpen();
   let value: T;

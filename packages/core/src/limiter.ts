@@ -97,6 +97,8 @@ export function createLimiter(options: LimiterOptions): ReservingLimiter {
     breakerState: (): BreakerState | undefined => breaker?.state,
   });
   const store = tele === undefined ? options.store : timedStore(options.store, tele, complain);
+  // The store may hold a call past its deadline only for a caller that asks it (window.ts).
+  const extendable = typeof store.waitUntil === 'function';
   const shadow = shadowMask(list, options.shadow === true);
   const timeoutMs = timeoutOf(options);
   const onStoreError = options.onStoreError ?? store.fallback?.() ?? 'throw';
@@ -243,7 +245,7 @@ export function createLimiter(options: LimiterOptions): ReservingLimiter {
     if (breaker !== undefined && !breaker.admit()) return fallBack(call, breakerOpen);
     let results: readonly PolicyResult[];
     try {
-      results = await withTimeout(store.evaluate(call), timeoutMs, call.deadline);
+      results = await withTimeout(store.evaluate(call), timeoutMs, deadlineOf(call));
     } catch (cause) {
       if (isCallerError(cause)) {
         breaker?.release();
@@ -264,7 +266,11 @@ export function createLimiter(options: LimiterOptions): ReservingLimiter {
 
   /** The store's refund, bounded and counted by the breaker like a decision. */
   const refundStore = (call: StoreCall): Promise<void> =>
-    guarded(breaker, timeoutMs, () => store.evaluate(call).then(() => undefined), call.deadline);
+    guarded(breaker, timeoutMs, () => store.evaluate(call).then(() => undefined), deadlineOf(call));
+
+  /** The call's deadline, or the store's reading of it when the store may move it. */
+  const deadlineOf = (call: StoreCall): number | (() => number | undefined) | undefined =>
+    call.extendable === true ? () => store.waitUntil!(call) : call.deadline;
 
   /** `cost` as `refund()` checks it: a positive safe integer no policy's capacity is below. */
   function refundCostOf(opts: { cost?: number } | undefined, method: string): number {
@@ -329,6 +335,7 @@ export function createLimiter(options: LimiterOptions): ReservingLimiter {
       overriding,
       migrate,
       costs,
+      extendable,
     );
 
   /** A refund of `charged` only (the enforced policies of a partly shadowed limiter). */
@@ -342,6 +349,8 @@ export function createLimiter(options: LimiterOptions): ReservingLimiter {
       timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
       overriding,
       migrate,
+      undefined,
+      extendable,
     );
   const charged = refundScope(policies, shadow);
   /** A reservation's settle: the signed differences, on what its admission charged. */

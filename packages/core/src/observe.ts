@@ -198,6 +198,7 @@ export function timedStore(store: Store, tele: LimiterTelemetry, complain: Compl
   if (store.fallback !== undefined) timed.fallback = () => store.fallback!();
   if (store.now !== undefined) timed.now = () => store.now!();
   if (store.watch !== undefined) timed.watch = (listener) => store.watch!(listener);
+  if (store.waitUntil !== undefined) timed.waitUntil = (call) => store.waitUntil!(call);
   return timed;
 }
 

@@ -71,6 +71,13 @@ export interface StoreCall {
    */
   readonly deadline?: number;
   /**
+   * True when the caller reads `Store.waitUntil` each time its timer fires (the limiter does,
+   * for a store that has it): only then may the store hold the call past `deadline`, for the
+   * caller then waits as long as the store says. Any other call is sent by its deadline or never.
+   * @beta
+   */
+  readonly extendable?: boolean;
+  /**
    * The encoded identity `keys` were built from (`encodeIdentity`), with `prefix`: an in-process
    * store can key its state by (prefix, policy id, identity) without building or hashing `keys`.
    * The limiter always sets both; a store must still work from `keys` alone.
@@ -179,6 +186,15 @@ export interface Store {
    * @beta
    */
   watch?(listener: (change: StoreChange) => void): () => void;
+  /**
+   * For a store that may hold a call back, unsent, while it is busy (`RedisStore`: a burst past
+   * what it keeps on the wire waits while Redis keeps answering): the `performance.now()` instant
+   * its caller stops waiting for `call`, later than `call.deadline` when the store moved it
+   * (undefined: no deadline). The limiter's timer asks each time it fires; a held call whose
+   * wait is over when asked is never sent, so it is never charged. Without it, `call.deadline`.
+   * @beta
+   */
+  waitUntil?(call: StoreCall): number | undefined;
 }
 
 /**

@@ -12,12 +12,13 @@ const afterIo: (fn: () => void) => void =
 /**
  * `promise`, or `STORE_TIMEOUT` after `ms` (decided after pending I/O); as is without `ms`. With
  * `deadline` (a `performance.now()` instant, the one a Redis script compares its `TIME` with),
- * never before it.
+ * never before it; as a function (a store that may move it, `Store.waitUntil`), read each time
+ * the timer fires.
  */
 export function withTimeout<T>(
   promise: Promise<T>,
   ms: number | undefined,
-  deadline?: number,
+  deadline?: number | (() => number | undefined),
 ): Promise<T> {
   if (ms === undefined) return promise;
   // One promise and one timer per call, cleared as the store answers: `Promise.race` and
@@ -30,7 +31,8 @@ export function withTimeout<T>(
     // the deadline. A caller that gave up then would answer without a script that may still
     // charge (it runs before the deadline), so an early timer waits out the rest.
     const fire = () => {
-      const left = deadline === undefined ? 0 : deadline - performance.now();
+      const until = typeof deadline === 'function' ? deadline() : deadline;
+      const left = until === undefined ? 0 : until - performance.now();
       if (left > 0) timer = setTimeout(fire, Math.ceil(left));
       else afterIo(fail);
     };

@@ -12,6 +12,7 @@ import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } fro
 import { overrideCalls } from './overrides.js';
 import { ScriptRunner } from './runner.js';
 import type { RedisTransport } from './transport.js';
+import { LONE_IN_FLIGHT, MAX_IN_FLIGHT, SendWindow } from './window.js';
 
 /**
  * The store every Redis client adapter is built from: a `RedisTransport` (how this client sends
@@ -61,6 +62,8 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
   /** Decided here, once: undefined runs every call alone. */
   readonly #batcher: Batcher | undefined;
   readonly #order = new KeyOrder();
+  /** The calls on the wire, and the ones waiting for a place (window.ts). */
+  readonly #window: SendWindow;
   /** The `TIME` in flight while the offset to Redis's clock is not known yet. */
   #probe: Promise<void> | undefined;
   /** The lease script's calls (lease.ts), on this store's clock and runner. */
@@ -104,6 +107,11 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
       maxBatch > 0 && replicas === undefined && transport.canBatch
         ? new Batcher(maxBatch, this.#runner)
         : undefined;
+    // A batching store's calls share runs; a cluster client's go one run each (window.ts).
+    this.#window = new SendWindow(
+      (call, deadline, now) => this.#dispatch(call, deadline, now === null ? this.#clock() : now),
+      this.#batcher === undefined ? LONE_IN_FLIGHT : MAX_IN_FLIGHT,
+    );
     this.#leases = leaseCalls(this.#runner, () => this.#clock());
     this.#overrides = overrideCalls(this.#runner, () => this.#clock());
     this.#channel = checkChanges(options.changes, DEFAULT_CHANNEL);
@@ -194,16 +202,18 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     const keys = call.keys;
     const barrier = this.#order.barrier(keys);
     let work: Promise<readonly PolicyResult[]>;
+    // A limiter's timeoutMs, counted from when the call is sent (window.ts), not from here.
+    const budget = call.extendable === true ? call.deadline! - performance.now() : undefined;
     if (barrier === undefined && (this.#runner.offset.known || !this.#needsOffset(call))) {
       // Nearly every call: nothing to wait for, so it goes on without an async function's
       // promise and microtask hop. What it throws rejects, as from the async path.
       try {
-        work = this.#send(call, this.#clock());
+        work = this.#window.submit(call, this.#clock(), budget);
       } catch (error) {
         work = Promise.reject(error);
       }
     } else {
-      work = this.#evaluate(call, barrier);
+      work = this.#evaluate(call, barrier, budget);
     }
     const tracked = this.#order.track(work, keys);
     return call.mode === 'refund' || call.mode === 'settle'
@@ -238,6 +248,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
   async #evaluate(
     call: StoreCall,
     barrier: Promise<unknown> | undefined,
+    budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
     const now = this.#clock();
     if (barrier !== undefined) await barrier;
@@ -246,14 +257,28 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     if (this.#needsOffset(call) && !this.#runner.offset.known) {
       await this.#sharedProbe(call.keys[0]!);
     }
-    return this.#send(call, now);
+    return this.#window.submit(call, now, budget);
   }
 
-  /** Sends the call (its deadline on Redis's clock), batched when the store batches. */
-  #send(call: StoreCall, now: number | undefined): Promise<readonly PolicyResult[]> {
-    const deadline = this.#needsOffset(call)
-      ? this.#runner.offset.toRedis(call.deadline!)
-      : undefined;
+  /**
+   * The instant the caller of `call` stops waiting: its own deadline, or a later one when the
+   * store held it back while busy (window.ts). The limiter's timer asks when it fires.
+   * @beta
+   */
+  waitUntil(call: StoreCall): number | undefined {
+    return this.#window.waitUntil(call);
+  }
+
+  /** Sends the call (`local`, its deadline, on Redis's clock), batched when the store batches. */
+  #dispatch(
+    call: StoreCall,
+    local: number | undefined,
+    now: number | undefined,
+  ): Promise<readonly PolicyResult[]> {
+    const deadline =
+      local !== undefined && this.#needsOffset(call)
+        ? this.#runner.offset.toRedis(local)
+        : undefined;
     // A call migrating keys from 0.1, or with per-policy costs (a settle), runs alone: the batch
     // script holds neither.
     if (this.#batcher !== undefined && call.migrate === undefined && call.costs === undefined) {
