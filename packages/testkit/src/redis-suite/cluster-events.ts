@@ -1,4 +1,5 @@
 import { type RedisCluster, startRedisCluster } from '../redis-cluster.js';
+import { registerBurst } from './cluster-burst.js';
 import { registerFailover, registerStrict } from './cluster-failover.js';
 import { registerResharding } from './cluster-resharding.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
@@ -80,7 +81,9 @@ export function redisClusterEventTests<C>(
   }
   for (const adapter of options.adapters) {
     api.describe(`${adapter.name} on a Redis Cluster: resharding and failover`, () => {
-      registerResharding(api, get, { adapter, worker: options.worker, execArgv: options.execArgv });
+      const setup = { adapter, worker: options.worker, execArgv: options.execArgv };
+      registerResharding(api, get, setup);
+      registerBurst(api, get, setup);
       registerStrict(api, get, adapter);
       registerFailover(api, get, adapter);
     });

@@ -2,7 +2,8 @@
 // names) and store, deciding for a list of identities round after round while the parent moves
 // slots under it. The parent collects what it admitted and any decision that failed.
 import { type ChildProcess, fork } from 'node:child_process';
-import { createLimiter, fixedWindow, tokenBucket } from '@floodgate/core';
+import { createLimiter, type Decision, fixedWindow, tokenBucket } from '@floodgate/core';
+import type { Store } from '@floodgate/core/store';
 import { sleep } from './shared.js';
 import type { RedisClientOptions, RedisNodeAddress, RedisStoreAdapter } from './types.js';
 
@@ -30,6 +31,18 @@ export type ClusterWorkerRequest =
       rounds: number;
       pauseMs: number;
     }
+  | {
+      /**
+       * Every identity `rounds` times, all at once, through a limiter with the default
+       * `timeoutMs` and fallback (issue 35's burst): a tokenBucket of `limit` a minute.
+       */
+      type: 'burst';
+      id: number;
+      prefix: string;
+      identities: string[];
+      limit: number;
+      rounds: number;
+    }
   | { type: 'exit' };
 
 /**
@@ -48,6 +61,10 @@ export interface ClusterWorkerReply {
   id: number;
   admitted: number[];
   errors: string[];
+  /** A burst's decisions that the fallback made, not Redis (`Decision.reason` set). */
+  fallback?: number;
+  /** The first of those, as `reason@ms` (since the burst began): for a failure's message. */
+  fallbacks?: string[];
 }
 
 const ENV = {
@@ -88,6 +105,10 @@ export async function serveRedisClusterWorker<C>(
       await Promise.resolve(adapter.disconnect(client)).catch(() => {});
       process.exit(0);
     }
+    if (m.type === 'burst') {
+      send({ id: m.id, errors: [], ...(await burst(store, m)) } satisfies ClusterWorkerReply);
+      return;
+    }
     const limiter = createLimiter({
       store,
       policy: [
@@ -119,6 +140,45 @@ export async function serveRedisClusterWorker<C>(
   send({ ready: true });
 }
 
+/** A burst (see `ClusterWorkerRequest`): admissions per identity, and fallback decisions. */
+export async function burst(
+  store: Store,
+  m: Pick<
+    Extract<ClusterWorkerRequest, { type: 'burst' }>,
+    'prefix' | 'identities' | 'limit' | 'rounds'
+  >,
+): Promise<{ admitted: number[]; fallback: number; fallbacks: string[] }> {
+  const began = performance.now();
+  const fallbacks: string[] = [];
+  // Every option but the policy and prefix at its default: the burst is about the defaults.
+  const limiter = createLimiter({
+    store,
+    policy: tokenBucket({ limit: m.limit, interval: '1m' }),
+    prefix: m.prefix,
+  });
+  const calls: Promise<Decision>[] = [];
+  for (let r = 0; r < m.rounds; r++) {
+    for (const id of m.identities) {
+      calls.push(
+        limiter.limit(id).then((d) => {
+          if (d.reason !== undefined && fallbacks.length < 10) {
+            fallbacks.push(`${d.reason}@${Math.round(performance.now() - began)}`);
+          }
+          return d;
+        }),
+      );
+    }
+  }
+  const decisions = await Promise.all(calls);
+  const admitted = m.identities.map(() => 0);
+  let fallback = 0;
+  decisions.forEach((d, i) => {
+    if (d.reason !== undefined) fallback++;
+    else if (d.allowed) admitted[i % m.identities.length]!++;
+  });
+  return { admitted, fallback, fallbacks };
+}
+
 /**
  * A forked cluster worker, from the parent's side.
  * @example
@@ -136,6 +196,10 @@ export async function serveRedisClusterWorker<C>(
 export interface ClusterWorker {
   run(
     request: Omit<Extract<ClusterWorkerRequest, { type: 'run' }>, 'id' | 'type'>,
+  ): Promise<ClusterWorkerReply>;
+  /** A burst (`ClusterWorkerRequest` 'burst'): admissions by Redis per identity, fallbacks. */
+  burst(
+    request: Omit<Extract<ClusterWorkerRequest, { type: 'burst' }>, 'id' | 'type'>,
   ): Promise<ClusterWorkerReply>;
   stop(): Promise<void>;
 }
@@ -186,14 +250,16 @@ export async function forkClusterWorker(
       else pending.get(m.id)?.(m);
     });
   });
+  const ask = (request: object, type: 'run' | 'burst'): Promise<ClusterWorkerReply> => {
+    const id = next++;
+    return new Promise((resolve) => {
+      pending.set(id, resolve);
+      child.send({ ...request, type, id });
+    });
+  };
   return {
-    run(request) {
-      const id = next++;
-      return new Promise((resolve) => {
-        pending.set(id, resolve);
-        child.send({ ...request, type: 'run', id });
-      });
-    },
+    run: (request) => ask(request, 'run'),
+    burst: (request) => ask(request, 'burst'),
     async stop() {
       child.removeAllListeners('exit');
       if (child.exitCode !== null || child.signalCode !== null) return;
