@@ -1,22 +1,24 @@
 // Issue 35's Cluster burst, measured: one process, 3 000 identities × 4 decisions at once on a
-// throw-away six-node Redis Cluster through ioredis, with the default timeoutMs (250 ms) and with
-// 5 000 ms; cold (scripts not yet loaded on the masters) and warm. Prints how many decisions
-// Redis made and how many the per-process fallback made (`store-timeout`), the wall time and this
-// process's CPU time. A measurement, not a test: the counts under the default timeout are the
-// problem the issue names, not a guarantee.
+// throw-away six-node Redis Cluster through ioredis and node-redis, with the default timeoutMs
+// (250 ms) and with 5 000 ms; cold (scripts not yet loaded on the masters) and warm. Prints how
+// many decisions Redis made and how many the per-process fallback made (`store-timeout`), the wall
+// time and this process's CPU time. The suite's test of the same burst (testkit's
+// cluster-burst.ts) asserts the counts; this adds the times.
 // Run: pnpm --filter @floodgate/bench bench:cluster-burst
 import { createLimiter, tokenBucket } from '@floodgate/core';
 import { IoRedisStore } from '@floodgate/ioredis';
+import { NodeRedisStore } from '@floodgate/node-redis';
 import { startRedisCluster } from '@floodgate/testkit/redis';
 import { Cluster } from 'ioredis';
+import { createCluster } from 'redis';
 
 const IDENTITIES = Number(process.env.BENCH_BURST_IDENTITIES ?? 3_000);
 const ROUNDS = 4;
 
 /** One burst on a fresh prefix; what decided it, and what it cost this process. */
-async function burst(client, timeoutMs, label) {
+async function burst(store, timeoutMs, label) {
   const limiter = createLimiter({
-    store: new IoRedisStore(client),
+    store,
     policy: tokenBucket({ limit: ROUNDS - 1, interval: '1m' }),
     prefix: `burst-${label.replace(/\W+/g, '-')}`,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
@@ -39,26 +41,51 @@ async function burst(client, timeoutMs, label) {
   );
 }
 
+/** Each client: a cluster client of its own, its masters' scripts flushed first. */
+const CLIENTS = [
+  {
+    name: 'ioredis',
+    async open(nodes) {
+      const client = new Cluster(nodes);
+      await client.ping();
+      await Promise.all(client.nodes('master').map((node) => node.script('FLUSH')));
+      return { store: new IoRedisStore(client), close: () => client.quit() };
+    },
+  },
+  {
+    name: 'node-redis',
+    async open(nodes) {
+      const client = createCluster({
+        rootNodes: nodes.map((n) => ({ url: `redis://${n.host}:${n.port}` })),
+      });
+      client.on('error', () => {});
+      await client.connect();
+      await Promise.all(
+        client.masters.map(async (m) => (await client.nodeClient(m)).scriptFlush()),
+      );
+      return { store: new NodeRedisStore(client), close: () => client.close() };
+    },
+  },
+];
+
 const cluster = await startRedisCluster();
 try {
-  console.log(
-    `${IDENTITIES} identities × ${ROUNDS} decisions at once, ioredis Cluster, 3 masters\n`,
-  );
+  console.log(`${IDENTITIES} identities × ${ROUNDS} decisions at once, 3 masters\n`);
   console.log('| burst | by Redis | store-timeout | wall ms | Node CPU ms | CPU µs / decision |');
   console.log('|---|---|---|---|---|---|');
-  for (const [timeoutMs, name] of [
-    [undefined, 'default timeoutMs'],
-    [5_000, 'timeoutMs 5000'],
-  ]) {
-    // A client of its own: its masters have no script loaded yet (cold), then they have (warm).
-    const client = new Cluster(cluster.startupNodes);
-    await client.ping();
-    await Promise.all(client.nodes('master').map((node) => node.script('FLUSH')));
-    try {
-      await burst(client, timeoutMs, `${name}, cold`);
-      await burst(client, timeoutMs, `${name}, warm`);
-    } finally {
-      await client.quit();
+  for (const { name: client, open } of CLIENTS) {
+    for (const [timeoutMs, name] of [
+      [undefined, 'default timeoutMs'],
+      [5_000, 'timeoutMs 5000'],
+    ]) {
+      // Its masters have no script loaded yet (cold), then they have (warm).
+      const { store, close } = await open(cluster.startupNodes);
+      try {
+        await burst(store, timeoutMs, `${client}, ${name}, cold`);
+        await burst(store, timeoutMs, `${client}, ${name}, warm`);
+      } finally {
+        await close();
+      }
     }
   }
 } finally {
