@@ -119,6 +119,15 @@ export class GlideStore implements Store, LeaseStore, OverrideStore {
   }
 
   /**
+   * When the caller of `call` stops waiting (`Store.waitUntil`): the Redis store's answer, for it
+   * may hold a call back while busy.
+   * @beta
+   */
+  waitUntil(call: StoreCall): number | undefined {
+    return this.#store.waitUntil(call);
+  }
+
+  /**
    * As `evaluate`: once a client given as a promise is there, so a reset stays behind the
    * decisions made before it, which wait for the client too (and ahead of those made after it).
    */

@@ -9,6 +9,8 @@ export interface Pending {
   readonly call: StoreCall;
   readonly now: number | undefined;
   readonly deadline: number | undefined;
+  /** When its caller stops waiting, on this host's clock (`Batcher.submit`). */
+  readonly until: number;
   resolve(results: readonly PolicyResult[]): void;
   reject(error: unknown): void;
 }

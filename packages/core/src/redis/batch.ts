@@ -106,7 +106,7 @@ export class Batcher {
   #scheduled = false;
   /**
    * The runs sent and not yet settled, each with the `performance.now()` instant past which none
-   * of its callers waits for it any more (the latest `call.deadline`).
+   * of its callers waits for it any more (the latest of their local deadlines).
    */
   readonly #inFlight = new Map<Promise<unknown>, number>();
 
@@ -115,11 +115,21 @@ export class Batcher {
     this.#runner = runner;
   }
 
-  submit(call: StoreCall, now?: number, deadline?: number): Promise<readonly PolicyResult[]> {
+  /**
+   * `deadline`: on Redis's clock, for the script; `until`: the same instant on this host's
+   * (`performance.now()`), past which the caller no longer waits: `call.deadline`, or later when
+   * the store held the call back before sending it (window.ts).
+   */
+  submit(
+    call: StoreCall,
+    now?: number,
+    deadline?: number,
+    until: number = call.deadline ?? NO_DEADLINE,
+  ): Promise<readonly PolicyResult[]> {
     // At once only with no run in flight and no flush awaited: a call queued for the next tick
     // must not be overtaken on its keys, and callers woken together go together (`hold`).
     if (!this.#scheduled && (this.#inFlight.size === 0 || this.#idle())) {
-      return this.#one(call, now, deadline);
+      return this.#one(call, now, deadline, until);
     }
     const script = batchScriptFor(call.policies, call.overrides);
     return new Promise((resolve, reject) => {
@@ -128,7 +138,7 @@ export class Batcher {
         group = [];
         this.#groups.set(script, group);
       }
-      group.push({ call, now, deadline, resolve, reject });
+      group.push({ call, now, deadline, until, resolve, reject });
       if (group.length >= this.#max) {
         // Full: it goes now, and later calls of this tick start a new group.
         this.#groups.delete(script);
@@ -169,8 +179,9 @@ export class Batcher {
     call: StoreCall,
     now: number | undefined,
     deadline: number | undefined,
+    until: number,
   ): Promise<readonly PolicyResult[]> {
-    return this.#track(this.#runner.one(call, now, deadline), call.deadline ?? NO_DEADLINE);
+    return this.#track(this.#runner.one(call, now, deadline), until);
   }
 
   /** Counts `run` as in flight until it settles (or `#idle` finds it past `until`); returns it. */
@@ -194,7 +205,7 @@ export class Batcher {
   #dispatch(script: BatchScript, group: Pending[]): void {
     if (group.length === 1) {
       const p = group[0]!;
-      this.#one(p.call, p.now, p.deadline).then(p.resolve, p.reject);
+      this.#one(p.call, p.now, p.deadline, p.until).then(p.resolve, p.reject);
     } else {
       void this.#many(script, group);
     }
@@ -227,8 +238,7 @@ export class Batcher {
     }
     args[at++] = reps;
     for (const p of group) {
-      const d = p.call.deadline ?? NO_DEADLINE;
-      if (d > until) until = d;
+      if (p.until > until) until = p.until;
     }
     // One reading of this host's clock for the whole run: a quota's period ends, sent for it, are
     // then the same for identical calls (the script picks among them by TIME in any case).

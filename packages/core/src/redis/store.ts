@@ -282,7 +282,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     // A call migrating keys from 0.1, or with per-policy costs (a settle), runs alone: the batch
     // script holds neither.
     if (this.#batcher !== undefined && call.migrate === undefined && call.costs === undefined) {
-      return this.#batcher.submit(call, now, deadline);
+      return this.#batcher.submit(call, now, deadline, local ?? Number.POSITIVE_INFINITY);
     }
     return this.#runner.one(call, now, deadline);
   }

@@ -13,8 +13,12 @@
 import { FloodgateError } from '../errors.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 
-/** Calls on the wire at once before the next waits, for a store that batches them. */
-export const MAX_IN_FLIGHT = 256;
+/**
+ * Calls on the wire at once before the next waits, for a store that batches them: 16 full
+ * batches, so a burst of a few hundred goes as it did (in one tick's batches), and only a
+ * burst of thousands waits in turn.
+ */
+export const MAX_IN_FLIGHT = 1024;
 /**
  * The same for a store whose every call is a script run of its own (a cluster client): enough
  * to keep each master busy, few enough that the first runs of a burst are answered within their
