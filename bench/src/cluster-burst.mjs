@@ -8,8 +8,8 @@
 import { createLimiter, tokenBucket } from '@floodgate/core';
 import { IoRedisStore } from '@floodgate/ioredis';
 import { NodeRedisStore } from '@floodgate/node-redis';
-import { startRedisCluster } from '@floodgate/testkit/redis';
-import { Cluster } from 'ioredis';
+import { startRedisCluster, startRedisServer } from '@floodgate/testkit/redis';
+import { Cluster, Redis } from 'ioredis';
 import { createCluster } from 'redis';
 
 const IDENTITIES = Number(process.env.BENCH_BURST_IDENTITIES ?? 3_000);
@@ -68,9 +68,26 @@ const CLIENTS = [
   },
 ];
 
+/** The same burst on one Redis (batched), for comparison: ioredis, default options. */
+async function single() {
+  const server = await startRedisServer();
+  const client = new Redis(server.url);
+  try {
+    await client.script('FLUSH');
+    const store = new IoRedisStore(client);
+    await burst(store, undefined, 'one Redis (batched), ioredis, default timeoutMs, cold');
+    await burst(store, undefined, 'one Redis (batched), ioredis, default timeoutMs, warm');
+  } finally {
+    await client.quit();
+    await server.stop();
+  }
+}
+
 const cluster = await startRedisCluster();
 try {
-  console.log(`${IDENTITIES} identities × ${ROUNDS} decisions at once, 3 masters\n`);
+  console.log(
+    `${IDENTITIES} identities × ${ROUNDS} decisions at once, 3 masters (last: one Redis)\n`,
+  );
   console.log('| burst | by Redis | store-timeout | wall ms | Node CPU ms | CPU µs / decision |');
   console.log('|---|---|---|---|---|---|');
   for (const { name: client, open } of CLIENTS) {
@@ -88,6 +105,7 @@ try {
       }
     }
   }
+  await single();
 } finally {
   await cluster.stop();
 }

@@ -92,3 +92,21 @@ export const config = Object.freeze({
 export function identities(n) {
   return Array.from({ length: n }, (_, i) => `id_${String(i).padStart(7, '0')}`);
 }
+
+/**
+ * Identities of the shapes apps count by (issue 35: the shape changes the verdict, so the bench
+ * must not pick one): a short id (`u000123`), an API key as a header carries it (`sk_live_` and
+ * 24 hex digits), an IPv6 client address (a /64 per identity, as IPv6 clients get them).
+ */
+export const KEY_SHAPES = Object.freeze({
+  'short id': (i) => `u${String(i).padStart(6, '0')}`,
+  'API key': (i) =>
+    `sk_live_${((i * 2654435761) >>> 0).toString(16).padStart(8, '0')}${String(i).padStart(16, '0')}`,
+  IPv6: (i) => `2001:db8:${(i >>> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`,
+});
+
+/** `n` identities of one of `KEY_SHAPES`. */
+export function shapedIdentities(shape, n) {
+  const of = KEY_SHAPES[shape];
+  return Array.from({ length: n }, (_, i) => of(i));
+}

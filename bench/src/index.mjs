@@ -387,7 +387,7 @@ if (config.sections.has('http')) {
 
 results.targets = targets(results, { rlf: RLF, erl: { memory: ERL, redis: ERL_REDIS } });
 print();
-print('### Targets (issues 10 and 16)');
+print('### Targets (issues 10, 16 and 35)');
 print();
 print(
   table(

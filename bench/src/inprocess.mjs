@@ -1,7 +1,7 @@
 // In-process: MemoryStore (every policy) against RateLimiterMemory and express-rate-limit's
 // MemoryStore. Sequential awaited calls, a fixed number of iterations, after a warm-up; with
 // pre-built key strings and with a fresh key string per decision.
-import { identities } from './config.mjs';
+import { identities, KEY_SHAPES, shapedIdentities } from './config.mjs';
 import { FRESH_PREFIX, memoryContenders } from './contenders.mjs';
 import { collectGarbage, compare, sequential } from './measure.mjs';
 
@@ -45,6 +45,19 @@ export async function benchInProcess(config, log) {
       scenario: `${fresh ? `fresh keys, prefix '${FRESH_PREFIX}'` : 'pre-built keys'}: ${s.what}`,
     })),
   );
+  // Fresh keys over many identities of each shape an app counts by (issue 35's targets).
+  for (const shape of Object.keys(KEY_SHAPES)) {
+    const n = config.keys.toLocaleString('en-US');
+    scenarios.push({
+      what: `${n} keys, ${shape}`,
+      keys: shapedIdentities(shape, config.keys),
+      limit: NEVER,
+      allowed: true,
+      fresh: true,
+      shape,
+      scenario: `fresh keys, prefix '${FRESH_PREFIX}': ${n} keys, ${shape}`,
+    });
+  }
   const results = [];
   for (const s of scenarios) {
     log(`  in-process: ${s.scenario}`);
@@ -57,6 +70,7 @@ export async function benchInProcess(config, log) {
     );
     results.push({
       scenario: s.scenario,
+      ...(s.shape === undefined ? {} : { shape: s.shape }),
       keyStrings: s.fresh ? 'fresh' : 'pre-built',
       keyCount: s.keys.length,
       allowed: s.allowed,

@@ -69,7 +69,22 @@ export function targets(r, { rlf, erl }) {
   };
   // In-process targets read the fresh-key rows (a new key string per decision under a prefix,
   // as an app builds it) over many keys; the pre-built rows are reported, not targeted.
-  const fresh = r.inprocess?.find((x) => x.keyStrings === 'fresh' && x.allowed && x.keyCount > 1);
+  const fresh = r.inprocess?.find(
+    (x) => x.keyStrings === 'fresh' && x.allowed && x.keyCount > 1 && x.shape === undefined,
+  );
+  // Issue 35: at least level with both peers, fresh keys, for every key shape.
+  for (const row of r.inprocess?.filter((x) => x.shape !== undefined) ?? []) {
+    push(
+      `MemoryStore tokenBucket ÷ RateLimiterMemory (fresh keys, ${row.shape})`,
+      ratio(r.inprocess, row.scenario, 'tokenBucket', rlf),
+      1,
+    );
+    push(
+      `MemoryStore fixedWindow ÷ express-rate-limit MemoryStore (fresh keys, ${row.shape})`,
+      ratio(r.inprocess, row.scenario, 'fixedWindow', erl.memory),
+      1,
+    );
+  }
   if (fresh !== undefined) {
     const n = fresh.keyCount.toLocaleString('en-US');
     push(
