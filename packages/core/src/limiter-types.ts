@@ -75,8 +75,11 @@ export interface LimiterOptions {
   onStoreError?: 'throw' | 'allow' | 'deny' | Store;
   /**
    * Give up on the store after this many ms (then `onStoreError` applies, and the breaker counts a
-   * failure); a script that reaches Redis after that charges nothing. `false`: wait as long as the
-   * store does (a Redis client may queue a command for a minute or more while it reconnects).
+   * failure); a script that reaches Redis after that charges nothing. Counted from when the call
+   * is sent: a Redis store that is busy holds a burst's tail unsent while Redis keeps answering
+   * (up to 20 × this), and gives up on it after this many ms of silence (docs/failure-modes.md,
+   * "A busy store is not an outage"). `false`: wait as long as the store does (a Redis client
+   * may queue a command for a minute or more while it reconnects).
    * @default 250 for remote stores (`store.remote`), none for in-process ones
    */
   timeoutMs?: number | false;
