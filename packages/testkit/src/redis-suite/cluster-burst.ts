@@ -37,6 +37,9 @@ export function registerBurst<C>(
         limit: LIMIT,
         rounds: ROUNDS,
       });
+      console.log(
+        `[burst] ${adapter.name}: ${fallback} of ${identities.length * ROUNDS} to the fallback`,
+      );
       // Before: 7 972 (ioredis) and 12 000 (node-redis) of the 12 000 fell back, by timeout.
       expect(fallback, fallbacks.join(' ')).toBeLessThanOrEqual(identities.length * ROUNDS * 0.01);
       expect(admitted.filter((n) => n > LIMIT)).toEqual([]);
@@ -48,7 +51,7 @@ export function registerBurst<C>(
     }
   });
 
-  it('four processes bursting on the same identities at once admit no more than the limit each', async () => {
+  it('four processes bursting on the same identities at once admit exactly the limit each', async () => {
     const c = cluster();
     const workers = await Promise.all(
       Array.from({ length: 4 }, () =>
@@ -67,9 +70,19 @@ export function registerBurst<C>(
         await w.burst({ prefix: `warm-${tag}`, identities: warm, limit: LIMIT, rounds: 1 });
       }
       const identities = Array.from({ length: 1_000 }, (_, i) => `p${i}`);
+      // Exactness across processes is what this checks, so no decision may go to the fallback.
+      // With the default 250 ms it held on a quiet machine; on CI's two cores, beside another
+      // package's tests, one process was once off the CPU long enough for its runs on the wire to
+      // pass their deadline (by the rule, a store that did not answer): 2 s rules that out.
       const replies = await Promise.all(
         workers.map((w) =>
-          w.burst({ prefix: `burst4-${tag}`, identities, limit: LIMIT, rounds: ROUNDS }),
+          w.burst({
+            prefix: `burst4-${tag}`,
+            identities,
+            limit: LIMIT,
+            rounds: ROUNDS,
+            timeoutMs: 2_000,
+          }),
         ),
       );
       const fallback = replies.reduce((n, r) => n + (r.fallback ?? 0), 0);

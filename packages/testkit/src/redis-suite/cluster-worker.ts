@@ -42,6 +42,8 @@ export type ClusterWorkerRequest =
       identities: string[];
       limit: number;
       rounds: number;
+      /** The limiter's `timeoutMs`. @default the limiter's default */
+      timeoutMs?: number;
     }
   | { type: 'exit' };
 
@@ -145,16 +147,17 @@ export async function burst(
   store: Store,
   m: Pick<
     Extract<ClusterWorkerRequest, { type: 'burst' }>,
-    'prefix' | 'identities' | 'limit' | 'rounds'
+    'prefix' | 'identities' | 'limit' | 'rounds' | 'timeoutMs'
   >,
 ): Promise<{ admitted: number[]; fallback: number; fallbacks: string[] }> {
   const began = performance.now();
   const fallbacks: string[] = [];
-  // Every option but the policy and prefix at its default: the burst is about the defaults.
+  // Every option but the policy and prefix (and a timeoutMs if asked) at its default.
   const limiter = createLimiter({
     store,
     policy: tokenBucket({ limit: m.limit, interval: '1m' }),
     prefix: m.prefix,
+    ...(m.timeoutMs === undefined ? {} : { timeoutMs: m.timeoutMs }),
   });
   const calls: Promise<Decision>[] = [];
   for (let r = 0; r < m.rounds; r++) {
