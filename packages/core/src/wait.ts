@@ -170,12 +170,19 @@ export class WaitQueues {
             // A turn past the time left that no cut prevented (a leaky bucket with blockFor, or
             // a store that ignored the cut): given back, and refused as a cut would have.
             this.#remove(q, w);
-            this.#port.giveBack(w.identity, w.cost, d).catch(() => {
-              // A refund the store failed: the slot stays charged, as for any failed refund.
-            });
             const denial = { ...d, allowed: false, retryAfterMs: d.delayMs, delayMs: 0 };
-            this.#settle(w, { error: timedOut(leftMs, d.delayMs, denial) });
-            return this.#next(identity, q);
+            // Refused once the slot is given back, not before: the caller's next call must not
+            // find it still charged (on a store whose calls may overtake each other, Deno KV's
+            // retried commits, it did, and was denied and blocked for it). The queue waits too.
+            q.busy = true;
+            const refused = (): void => {
+              q.busy = false;
+              this.#settle(w, { error: timedOut(leftMs, d.delayMs, denial) });
+              this.#next(identity, q);
+            };
+            // A refund the store failed leaves the slot charged, as for any failed refund.
+            this.#port.giveBack(w.identity, w.cost, d).then(refused, refused);
+            return;
           }
           if (d.delayMs > 0 && this.#shapes) {
             // Admitted with a turn later (leakyBucket): it resolves when the turn comes, and

@@ -26,6 +26,29 @@ async function held(l: ReturnType<typeof createLimiter>, id = 'u') {
 }
 
 describe('wait() and a leaky bucket’s turn', () => {
+  it('a turn given back (a bucket with blockFor) is refused only once the store has it back', async () => {
+    // A store whose refunds land later than a call made right after them (as Deno KV's retried
+    // commits can): the caller's next limit() must not find the refused turn still charged.
+    class SlowRefunds extends MapStore {
+      override async evaluate(call: Parameters<MapStore['evaluate']>[0]) {
+        if (call.mode === 'refund') await new Promise((r) => setTimeout(r, 30));
+        return super.evaluate(call);
+      }
+    }
+    const l = createLimiter({
+      store: new SlowRefunds(() => 1_000_000),
+      policy: [
+        leakyBucket({ limit: 1, interval: '1s', queue: 1, blockFor: '1s' }),
+        fixedWindow({ limit: 2, window: '1h', blockFor: '1h' }),
+      ],
+    });
+    await l.limit('u'); // the next turn is 1 s away
+    expect(await code(l.wait('u', { maxWaitMs: 0 }))).toBe('WAIT_TIMEOUT');
+    // The window's second slot is free again: admitted (a turn later), not denied and blocked.
+    const next = await l.limit('u');
+    expect([next.allowed, next.policies[1]!.remaining]).toEqual([true, 0]);
+  });
+
   it('refuses at once a turn past maxWaitMs, charging nothing (3 s ahead, 100 ms to wait)', async () => {
     const store = frozen();
     const events: DecisionEvent[] = [];
