@@ -3,16 +3,9 @@
 // CPU on each: the tail of the burst used to pass its deadline in this process while Redis was
 // answering, and fall back to per-process limits. Counts, not times: who decided, what was admitted.
 import type { RedisCluster } from '../redis-cluster.js';
-import { burst, forkClusterWorker } from './cluster-worker.js';
+import { burst, type ClusterWorkerSetup, forkClusterWorker } from './cluster-worker.js';
 import { tagOf } from './shared.js';
-import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
-
-/** What the burst tests need: the adapter, and the worker script for the four processes. */
-export interface BurstSetup<C> {
-  readonly adapter: RedisStoreAdapter<C>;
-  readonly worker: string;
-  readonly execArgv?: readonly string[];
-}
+import type { RedisSuiteApi } from './types.js';
 
 const LIMIT = 3;
 const ROUNDS = 4;
@@ -20,7 +13,7 @@ const ROUNDS = 4;
 export function registerBurst<C>(
   api: RedisSuiteApi,
   cluster: () => RedisCluster,
-  setup: BurstSetup<C>,
+  setup: ClusterWorkerSetup<C>,
 ): void {
   const { it, expect } = api;
   const { adapter } = setup;

@@ -3,17 +3,9 @@ import type { RedisCluster } from '../redis-cluster.js';
 import { commandCalls, keysFor } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
 import { migrateSlot, slotOf } from './cluster-ops.js';
-import { forkClusterWorker } from './cluster-worker.js';
+import { type ClusterWorkerSetup, forkClusterWorker } from './cluster-worker.js';
 import { sleep, tagOf } from './shared.js';
-import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
-
-/** What the resharding test needs besides the cluster. */
-export interface ReshardingSetup<C> {
-  adapter: RedisStoreAdapter<C>;
-  /** The cluster worker script (it calls `serveRedisClusterWorker`). */
-  worker: string;
-  execArgv?: readonly string[] | undefined;
-}
+import type { RedisSuiteApi } from './types.js';
 
 const LIMIT = 20;
 const policies = [
@@ -29,7 +21,7 @@ const policies = [
 export function registerResharding<C>(
   api: RedisSuiteApi,
   cluster: () => RedisCluster,
-  setup: ReshardingSetup<C>,
+  setup: ClusterWorkerSetup<C>,
 ): void {
   const { it, expect } = api;
   it('slots with live identities move between masters under two processes: ASK/MOVED followed, none fails, counts exact', async () => {

@@ -182,6 +182,14 @@ export async function burst(
   return { admitted, fallback, fallbacks };
 }
 
+/** What a test that forks cluster workers needs: the adapter, and the worker script. */
+export interface ClusterWorkerSetup<C> {
+  adapter: RedisStoreAdapter<C>;
+  /** The cluster worker script (it calls `serveRedisClusterWorker`). */
+  worker: string;
+  execArgv?: readonly string[] | undefined;
+}
+
 /**
  * A forked cluster worker, from the parent's side.
  * @example
