@@ -12,7 +12,7 @@ import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } fro
 import { overrideCalls } from './overrides.js';
 import { ScriptRunner } from './runner.js';
 import type { RedisTransport } from './transport.js';
-import { LONE_IN_FLIGHT, MAX_IN_FLIGHT, SendWindow } from './window.js';
+import { BATCHED_IN_FLIGHT, LONE_IN_FLIGHT, SendWindow } from './window.js';
 
 /**
  * The store every Redis client adapter is built from: a `RedisTransport` (how this client sends
@@ -110,7 +110,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     // A batching store's calls share runs; a cluster client's go one run each (window.ts).
     this.#window = new SendWindow(
       (call, deadline, now) => this.#dispatch(call, deadline, now === null ? this.#clock() : now),
-      this.#batcher === undefined ? LONE_IN_FLIGHT : MAX_IN_FLIGHT,
+      this.#batcher === undefined ? LONE_IN_FLIGHT : BATCHED_IN_FLIGHT,
     );
     this.#leases = leaseCalls(this.#runner, () => this.#clock());
     this.#overrides = overrideCalls(this.#runner, () => this.#clock());

@@ -6,7 +6,7 @@
 // in this process when its deadline passed. Redis was answering as fast as it could, yet most
 // decisions fell back to the per-process store (issue 35). The rule now (docs/failure-modes.md):
 // a call is sent with `timeoutMs` to run from the moment it is sent; a call that finds
-// MAX_IN_FLIGHT already out waits here, unsent, while the store keeps answering, and gives up
+// BATCHED_IN_FLIGHT (LONE_IN_FLIGHT on a cluster) already out waits here, unsent, while the store keeps answering, and gives up
 // (STORE_TIMEOUT, never sent, so never charged) once the store has answered nothing for its
 // timeoutMs, or after QUEUE_FACTOR times it in all. A store that stops answering is still found
 // out within timeoutMs; a store that is busy is not an outage.
@@ -18,7 +18,7 @@ import type { PolicyResult, StoreCall } from '../store-types.js';
  * batches, so a burst of a few hundred goes as it did (in one tick's batches), and only a
  * burst of thousands waits in turn.
  */
-export const MAX_IN_FLIGHT = 1024;
+export const BATCHED_IN_FLIGHT = 1024;
 /**
  * The same for a store whose every call is a script run of its own (a cluster client): enough
  * to keep each master busy, few enough that the first runs of a burst are answered within their
@@ -64,7 +64,7 @@ interface Wire {
 function timedOut(budget: number): FloodgateError {
   return new FloodgateError(
     'STORE_TIMEOUT',
-    `store did not answer within ${Math.round(budget)} ms (the call waited for a place, unsent)`,
+    `store did not answer within ${Math.round(budget)} ms (the call was never sent)`,
   );
 }
 
@@ -83,7 +83,7 @@ export class SendWindow {
   readonly #send: Send;
   readonly #max: number;
 
-  constructor(send: Send, max = MAX_IN_FLIGHT) {
+  constructor(send: Send, max = BATCHED_IN_FLIGHT) {
     this.#send = send;
     this.#max = max;
   }
@@ -109,14 +109,7 @@ export class SendWindow {
       if (budget !== undefined && at + budget > deadline! + 1) {
         deadline = at + budget;
         this.#held.set(call, this.#record(call, budget, at, deadline));
-        let run: Promise<readonly PolicyResult[]>;
-        try {
-          run = this.#send(call, deadline, now);
-        } catch (error) {
-          this.#held.delete(call);
-          throw error;
-        }
-        return this.#out(this.#tracked(call, run), deadline);
+        return this.#sendRecorded(call, deadline, now);
       }
       return this.#out(this.#send(call, deadline, now), deadline);
     }
@@ -145,16 +138,23 @@ export class SendWindow {
     };
   }
 
-  /** `run`, with the call's record forgotten once it settles. */
-  #tracked(
+  /** Sends a call `#held` has a record of, on the wire; the record goes once it settles. */
+  #sendRecorded(
     call: StoreCall,
-    run: Promise<readonly PolicyResult[]>,
+    deadline: number | undefined,
+    now: number | undefined | null,
   ): Promise<readonly PolicyResult[]> {
+    let run: Promise<readonly PolicyResult[]>;
+    try {
+      run = this.#send(call, deadline, now);
+    } catch (error) {
+      run = Promise.reject(error);
+    }
     const forget = (): void => {
       this.#held.delete(call);
     };
     run.then(forget, forget);
-    return run;
+    return this.#out(run, deadline);
   }
 
   /**
@@ -249,7 +249,6 @@ export class SendWindow {
 
   /** Sends held calls while there is a place; drops the ones whose wait is over. */
   #drain(): void {
-    const send = this.#send;
     const now = this.#lastAnswer;
     while (this.#head < this.#queue.length && this.#room(now)) {
       const held = this.#queue[this.#head]!;
@@ -265,13 +264,7 @@ export class SendWindow {
           ? held.call.deadline
           : now + held.budget;
       held.sent = deadline ?? Number.POSITIVE_INFINITY;
-      let run: Promise<readonly PolicyResult[]>;
-      try {
-        run = send(held.call, deadline, null);
-      } catch (error) {
-        run = Promise.reject(error);
-      }
-      this.#out(this.#tracked(held.call, run), deadline).then(held.resolve, held.reject);
+      this.#sendRecorded(held.call, deadline, null).then(held.resolve, held.reject);
     }
     if (this.#head === this.#queue.length) {
       this.#queue.length = 0;
