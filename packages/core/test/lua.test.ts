@@ -153,7 +153,9 @@ describe('one lean script per combination of kinds', () => {
       expect(batch.match(/redis\.call\('TIME'\)/g)).toHaveLength(1);
       expect(batch).not.toMatch(/KEYS\[\d/);
       // KEYS and ARGV per entry, after ARGV[1] (the runs of identical calls).
-      expect(batch).toContain(`local kb, ab = c * ${kinds.length}, 1 + c * ${argCount(kinds)}`);
+      // Each entry names its block of ARGV (batch.lua): a call's ARGV sent once per block.
+      expect(batch).toContain(`local kb, b = c * ${kinds.length}, ARGV[2 + c]`);
+      expect(batch).toContain(`ab = 1 + calls + (tonumber(b) - 1) * ${argCount(kinds)}`);
       expect(batch).toContain('pcall(one, kb, ab)');
       // `many`: the same body at n times the cost, for the kinds whose calls add up; else no.
       const adds = !kinds.includes('slidingWindowLog');

@@ -127,21 +127,21 @@ describe('migrate calls', () => {
       v: 'one' | 'batch',
       ...a: Parameters<typeof compileScript> extends [unknown, ...infer R] ? R : never
     ) => compileScript(v, ...a).sha1;
-    expect(sha('one', [...K], all)).toBe('6209ef73ffde123c852b2c62b2a519dadc522d2a');
-    expect(sha('one', [...K], all, [], true)).toBe('28b97575542e3f27d7e82ad1c07f43e0f02e9fd2');
+    expect(sha('one', [...K], all)).toBe('0c03822dd85bf814a6846a629dc85375a761050c');
+    expect(sha('one', [...K], all, [], true)).toBe('9acd694d1de83d051ab62c566c22788b51ce0bdf');
     expect(sha('one', [...mixed], [false, true], [true, false])).toBe(
-      'ba1aab04a1e01cfd3671a291940ad231ac8db5ab',
+      '48278fdad66f7f015050be75e1d45697bf8f5af3',
     );
     expect(sha('one', [...mixed], [false, true], [true, false], true)).toBe(
-      '11e9a9c8152e4a759aa43593b5d9cf8cf89e7d1c',
+      '1490c78c092e47edb40b860d2dc89ad03cbf974a',
     );
-    expect(sha('batch', [...K], all)).toBe('44c1d60f313a94fb453d85a18d0ac0090151cbe9');
-    expect(sha('batch', [...K], all, [], true)).toBe('5fd92eed999e1b6ce3ba66a2c9f51d2f994e330e');
+    expect(sha('batch', [...K], all)).toBe('fe4772996ae3db397375ddea2012cc537a259e95');
+    expect(sha('batch', [...K], all, [], true)).toBe('6a82c112980a54680569b45618fcd50c9c58412c');
     expect(sha('batch', [...mixed], [false, true], [true, false])).toBe(
-      '5dd01c0bbacd415ed77652daff645a03ac84dc28',
+      '68056384a35dbc8ab35942a9ab0693499780be5a',
     );
     expect(sha('batch', [...mixed], [false, true], [true, false], true)).toBe(
-      '88b3b22365cef826ea385c5f513ca198921e144c',
+      'c361941210d1696288f7083a35c2d3028ece78e3',
     );
   });
 });

@@ -32,7 +32,10 @@
 -- decides as this script does. Otherwise nothing was written, and the n calls run one by one.
 -- KEYS: PER_CALL_KEYS per entry (one per policy), entry after entry. ARGV: first, '' or, for
 -- each entry that stands for n > 1 calls, '<entry> <n>' (entries from 1), space-separated; then
--- PER_CALL_ARGS per entry (the one-call script's ARGV), entry after entry.
+-- one per entry, the number of its block (from 1); then the blocks, PER_CALL_ARGS each: a call's
+-- ARGV as the one-call script takes it. What a batch's calls share is sent once: the calls of one
+-- limiter in one tick (same mode, cost, clock, deadline ms and parameters) name one block, so a
+-- call costs Redis one short argument instead of PER_CALL_ARGS (and the client as much to send).
 -- Reply: one flat array. Per call, in order: a decision as the one-call script's five fields
 -- per policy (its `time` left out); or one nested entry, { 'late', time } for a call at or past
 -- its own deadline, which charged nothing while its batch-mates went on, or { 'error', message } for
@@ -49,8 +52,7 @@ if reps then
     reps[tonumber(e)] = tonumber(n)
   end
 end
-for c = 0, calls - 1 do
-  local ab = 1 + c * PER_CALL_ARGS
+for ab = 1 + calls, #ARGV - 1, PER_CALL_ARGS do
   if ARGV[ab + 3] == '' or ARGV[ab + 4] ~= '' then
     -- In ms once, so no call parses the same two strings again: each call's `time`.
     local clock = redis.call('TIME')
@@ -136,8 +138,15 @@ local function one(kb, ab)
 -- @tail
 end
 -- @loop
+-- A block's offset in ARGV, by the string that names it (Lua interns strings: one lookup).
+local block_at = {}
 for c = 0, calls - 1 do
-  local kb, ab = c * PER_CALL_KEYS, 1 + c * PER_CALL_ARGS
+  local kb, b = c * PER_CALL_KEYS, ARGV[2 + c]
+  local ab = block_at[b]
+  if ab == nil then
+    ab = 1 + calls + (tonumber(b) - 1) * PER_CALL_ARGS
+    block_at[b] = ab
+  end
   local n = reps and reps[c + 1]
   local each = 1
   if n then

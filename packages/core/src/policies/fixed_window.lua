@@ -62,7 +62,7 @@ else
       ws@ = cost
     end
   else
-    wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', count + cost)
+    wa@ = fmt('%d:%d', start, count + cost)
   end
 end
 -- @refund
@@ -72,7 +72,7 @@ if s1 == start and count > 0 then
   local left = math.max(0, count - cost)
   local v = start / w * radix + left
   if left >= radix or v >= 9007199254740992 then
-    v = fmt('%.17g', start) .. ':' .. fmt('%.17g', left)
+    v = fmt('%d:%d', start, left)
   end
   if server then
     redis.call('SET', key, v)

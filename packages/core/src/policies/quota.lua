@@ -63,7 +63,7 @@ else
       ws@ = cost
     end
   else
-    wa@ = fmt('%.17g', finish) .. ':' .. fmt('%.17g', count + cost)
+    wa@ = fmt('%d:%d', finish, count + cost)
   end
 end
 -- @refund
@@ -73,7 +73,7 @@ if count > 0 then
   local left = math.max(0, count - cost)
   local v = finish / 60000 * 67108864 + left
   if finish % 60000 ~= 0 or left >= 67108864 or v >= 9007199254740992 then
-    v = fmt('%.17g', finish) .. ':' .. fmt('%.17g', left)
+    v = fmt('%d:%d', finish, left)
   end
   if server then
     redis.call('SET', key, v)

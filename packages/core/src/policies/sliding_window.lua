@@ -67,7 +67,7 @@ if weighted + (cur + cost) * w <= limit * w--[[costs: or force]] then
       ws@ = cost * radix
     end
   else
-    wa@ = fmt('%.17g', start) .. ':' .. fmt('%.17g', cur + cost) .. ':' .. fmt('%.17g', prev)
+    wa@ = fmt('%d:%d:%d', start, cur + cost, prev)
   end
 else
   local retry
@@ -90,7 +90,7 @@ if s1 == start and cur > 0 then
   local px = start + 2 * w - now + shift
   local v = (start / w * radix + left) * radix + prev
   if left >= radix or prev >= radix or v >= 9007199254740992 then
-    v = fmt('%.17g', start) .. ':' .. fmt('%.17g', left) .. ':' .. fmt('%.17g', prev)
+    v = fmt('%d:%d:%d', start, left, prev)
   end
   if server then
     redis.call('SET', key, v)

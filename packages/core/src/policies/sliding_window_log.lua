@@ -18,7 +18,7 @@ if newest[2] then
 end
 local shift = now - t
 -- Numbers reach Redis as exact digits; only strings built with `..` need fmt ('%.17g').
-local first = redis.call('ZRANGEBYSCORE', key, '(' .. fmt('%.17g', now - w), '+inf', 'LIMIT', 0, 1)
+local first = redis.call('ZRANGEBYSCORE', key, fmt('(%d', now - w), '+inf', 'LIMIT', 0, 1)
 local count, base = 0, 0
 if first[1] then
   base = tonumber(string.match(first[1], '^(%d+):'))
@@ -54,10 +54,10 @@ else
     -- Same ms as the newest entry: it grows instead of a new member.
     local b, c = string.match(newest[1], '^(%d+):(%d+)$')
     wa@ = newest[1]
-    wb@ = b .. ':' .. fmt('%.17g', tonumber(c) + cost)
+    wb@ = fmt('%s:%d', b, tonumber(c) + cost)
   else
     wa@ = false
-    wb@ = fmt('%.17g', total) .. ':' .. fmt('%.17g', cost)
+    wb@ = fmt('%d:%d', total, cost)
   end
 end
 -- @refund
@@ -66,7 +66,7 @@ end
 -- it stay consistent. Expired entries are dropped as an admission drops them.
 if first[1] then
   local k = cost
-  local live = redis.call('ZRANGEBYSCORE', key, '(' .. fmt('%.17g', now - w), '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
+  local live = redis.call('ZRANGEBYSCORE', key, fmt('(%d', now - w), '+inf', 'WITHSCORES', 'LIMIT', 0, cost)
   local i = 1
   while k > 0 and live[i] do
     local b, c = string.match(live[i], '^(%d+):(%d+)$')
@@ -75,7 +75,7 @@ if first[1] then
     if c <= k then
       k = k - c
     else
-      redis.call('ZADD', key, live[i + 1], fmt('%.17g', b + k) .. ':' .. fmt('%.17g', c - k))
+      redis.call('ZADD', key, live[i + 1], fmt('%d:%d', b + k, c - k))
       k = 0
     end
     i = i + 2

@@ -100,10 +100,10 @@ else
     if ticks == 0 then
       wa@ = tat
     else
-      wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)
+      wa@ = fmt('%d:%d:%d', tat, ticks, per_ms)
     end
   else
-    wa@ = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms) .. ':' .. fmt('%.17g', tau)
+    wa@ = fmt('%d:%d:%d:%d', tat, ticks, per_ms, tau)
   end
 end
 -- @refund
@@ -122,12 +122,12 @@ if ahead > 0 then
       if kept < 1 then
         kept = 1
       end
-      local v = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms) .. ':' .. fmt('%.17g', kept)
+      local v = fmt('%d:%d:%d:%d', tat, ticks, per_ms, kept)
       redis.call('SET', key, v, 'PX', ttl)
     elseif ticks == 0 then
       redis.call('SET', key, tat, 'PX', ttl)
     else
-      local v = fmt('%.17g', tat) .. ':' .. fmt('%.17g', ticks) .. ':' .. fmt('%.17g', per_ms)
+      local v = fmt('%d:%d:%d', tat, ticks, per_ms)
       redis.call('SET', key, v, 'PX', ttl)
     end
   end

@@ -53,6 +53,50 @@ export function batchScriptFor(policies: readonly Policy[], overrides = false): 
   return script;
 }
 
+/** A block's number as batch.lua reads it, for the first blocks of a run (most runs have one). */
+const BLOCK_NAMES = Array.from({ length: 16 }, (_, i) => String(i + 1));
+/** How many of the latest blocks a call's ARGV is compared with before it gets its own. */
+const RECENT_BLOCKS = 4;
+
+/**
+ * Writes each entry's block number from `at` on, then the blocks after them (batch.lua, ARGV):
+ * an entry whose one-call ARGV equals one of the last blocks written names that block, else its
+ * ARGV becomes a new one. `args` ends with the last block.
+ */
+function writeBlocks(
+  args: string[],
+  at: number,
+  group: readonly Pending[],
+  firsts: readonly number[],
+  clock: () => number,
+): void {
+  const starts: number[] = [];
+  let end = at + firsts.length;
+  for (let e = 0; e < firsts.length; e++) {
+    const p = group[firsts[e]!]!;
+    const n = writeScriptArgs(args, end, p.call, p.now, p.deadline, clock);
+    let block = 0;
+    for (let b = starts.length - 1; b >= 0 && b >= starts.length - RECENT_BLOCKS; b--) {
+      if (sameArgs(args, starts[b]!, end, n)) {
+        block = b + 1;
+        break;
+      }
+    }
+    if (block === 0) {
+      starts.push(end);
+      end += n;
+      block = starts.length;
+    }
+    args[at + e] = BLOCK_NAMES[block - 1] ?? String(block);
+  }
+  args.length = end;
+}
+
+function sameArgs(args: readonly string[], a: number, b: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (args[a + i] !== args[b + i]) return false;
+  return true;
+}
+
 /** Calls per batch unless `maxCalls` says otherwise. */
 export const DEFAULT_MAX_CALLS = 64;
 // One command's KEYS and ARGV: 512 calls of 16 policies is 8 192 keys, far below Redis's limits.
@@ -225,13 +269,15 @@ export class Batcher {
         counts.push(1);
       }
     }
-    const args = new Array<string>(3 + firsts.length * (k + script.argsPerCall));
+    const entries = firsts.length;
+    // At most: sha, numkeys, the keys, reps, a block number per entry, a block per entry.
+    const args = new Array<string>(3 + entries * (k + 1 + script.argsPerCall));
     args[0] = script.sha1;
-    args[1] = String(firsts.length * k);
+    args[1] = String(entries * k);
     let at = 2;
     let until = Number.NEGATIVE_INFINITY;
     let reps = '';
-    for (let e = 0; e < firsts.length; e++) {
+    for (let e = 0; e < entries; e++) {
       const keys = group[firsts[e]!]!.call.keys;
       for (let i = 0; i < k; i++) args[at++] = keys[i]!;
       if (counts[e]! > 1) reps += `${reps === '' ? '' : ' '}${e + 1} ${counts[e]}`;
@@ -245,10 +291,7 @@ export class Batcher {
     const read = this.#runner.clock();
     const clock = () => read;
     try {
-      for (const i of firsts) {
-        const p = group[i]!;
-        at += writeScriptArgs(args, at, p.call, p.now, p.deadline, clock);
-      }
+      writeBlocks(args, at, group, firsts, clock);
     } catch (error) {
       // Nothing was sent: every caller fails as it would have alone, none is left unsettled.
       for (const p of group) p.reject(error);

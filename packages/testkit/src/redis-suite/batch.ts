@@ -40,9 +40,12 @@ export interface RedisBatchTestsOptions<C> {
   seed?: number;
 }
 
-// Two limiters share each store, so one tick holds calls of two combinations of kinds.
+// The limiters share each store, so one tick holds calls of three combinations of kinds; the
+// first two share theirs with other parameters, so one run holds calls of two parameter blocks
+// (batch.lua, ARGV), besides the blocks of peeks and of other costs.
 const LIMITERS: readonly (readonly Policy[])[] = [
   [tokenBucket({ limit: 6, interval: '10s' }), fixedWindow({ limit: 9, window: '7s' })],
+  [tokenBucket({ limit: 4, interval: '3s' }), fixedWindow({ limit: 5, window: '2s' })],
   [
     slidingWindow({ limit: 5, window: '3s' }),
     slidingWindowLog({ limit: 4, window: '2s' }),
