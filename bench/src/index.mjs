@@ -38,6 +38,35 @@ const print = (text = '') => {
 const peers = [RLF, ERL, ERL_REDIS];
 const label = (name) => (peers.includes(name) ? `${name} ${version(name)}` : `Floodgate ${name}`);
 
+/** Redis µs and Redis CPU per decision of a concurrent scenario, and what one Redis core carries. */
+function redisWorkTable({ redisUs, redisCpuUs }) {
+  const us = redisUs.get(RLF);
+  const cpu = redisCpuUs.get(RLF);
+  const rows = [...redisUs].map(([name, u]) => {
+    const c = redisCpuUs.get(name);
+    return [
+      label(name),
+      u.toFixed(2),
+      (u / us).toFixed(2),
+      c === undefined ? '–' : c.toFixed(2),
+      c === undefined || cpu === undefined ? '–' : (c / cpu).toFixed(2),
+      c === undefined ? '–' : fmt(Math.round(1e6 / c)),
+    ];
+  });
+  return table(
+    [
+      'contender',
+      'Redis µs (commandstats)',
+      '÷ RLF',
+      'Redis CPU µs (process)',
+      '÷ RLF',
+      'decisions/s per Redis core',
+    ],
+    rows,
+    ['l', 'r', 'r', 'r', 'r', 'r'],
+  );
+}
+
 /** One row per contender; ratio columns against each peer present in the scenario. */
 function throughputTable(results) {
   const rows = [];
@@ -174,6 +203,17 @@ if (needsRedis) {
       );
       print();
       print(throughputTable(results.redis));
+      for (const row of results.redis.filter((x) => x.redisUs !== undefined)) {
+        print();
+        print(
+          `### What Redis spends per decision, ${row.inFlight} in flight (medians of the runs ` +
+            'above: usec of EVALSHA and EVAL in INFO commandstats ÷ decisions, and the ' +
+            "redis-server process's CPU time ÷ decisions, which also holds reading the commands " +
+            'and writing the replies)',
+        );
+        print();
+        print(redisWorkTable(row));
+      }
       // bench/doc/hot.md: one identity, 256 in flight; Redis µs per decision against RLF's.
       const hot = await benchHot(config, redis, log);
       results.hot = hot;

@@ -76,15 +76,18 @@ export function median(values) {
  * @param {number} repeats
  * @param {(decide: (key: string) => Promise<unknown>) => Promise<{ ns: bigint, denied: number, iterations: number }>} run
  * @param {(denied: number, iterations: number) => boolean} expectDenied which denial counts are right
+ * @param {Map<string, object[]>} [runs] filled with each run's whole result, by contender name
  * @returns {Promise<Map<string, number[]>>} ops/s of each run, by contender name
  */
-export async function compare(contenders, repeats, run, expectDenied) {
+export async function compare(contenders, repeats, run, expectDenied, runs) {
   const samples = new Map(contenders.map((c) => [c.name, []]));
   for (let r = 0; r < repeats; r++) {
     for (let j = 0; j < contenders.length; j++) {
       const c = contenders[(j + r) % contenders.length];
       const instance = await c.setup();
-      const { ns, denied, iterations } = await run(instance.decide);
+      const result = await run(instance.decide);
+      const { ns, denied, iterations } = result;
+      if (runs !== undefined) runs.set(c.name, [...(runs.get(c.name) ?? []), result]);
       await instance.teardown?.();
       if (!expectDenied(denied, iterations)) {
         throw new Error(

@@ -1,6 +1,7 @@
 // Redis: @floodgate/ioredis IoRedisStore against rate-limiter-flexible's RateLimiterRedis, both on
 // ioredis, against a throw-away redis-server this process starts (never the one on 6379).
 import { startRedisServer } from '@floodgate/testkit/redis';
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { identities } from './config.mjs';
 import { POLICIES, redisContenders } from './contenders.mjs';
@@ -56,7 +57,10 @@ export async function benchRedis(config, redis, log) {
         await concurrent(decide, keys, warmup, c);
         collectGarbage();
         const n = config.redisConcurrentIterations;
-        return { ...(await concurrent(decide, keys, n, c)), iterations: n };
+        const { result, redisUs, redisCpuUs } = await onRedis(redis, n, () =>
+          concurrent(decide, keys, n, c),
+        );
+        return { ...result, iterations: n, redisUs, redisCpuUs };
       },
     })),
   ];
@@ -65,18 +69,59 @@ export async function benchRedis(config, redis, log) {
     log(`  redis: ${s.scenario}`);
     const client = await redis.client(s.pipelining);
     try {
+      const runs = new Map();
       const samples = await compare(
         redisContenders(redis, client, NEVER, DAY_MS, POLICIES, { batchRows: true }),
         config.repeats,
         s.run,
         (denied) => denied === 0,
+        runs,
       );
-      results.push({ scenario: s.scenario, inFlight: s.inFlight ?? 1, samples });
+      const row = { scenario: s.scenario, inFlight: s.inFlight ?? 1, samples };
+      if (s.inFlight !== undefined) {
+        const per = (field) =>
+          new Map([...runs].map(([name, rs]) => [name, median(rs.map((x) => x[field]))]));
+        row.redisUs = per('redisUs');
+        row.redisCpuUs = per('redisCpuUs');
+      }
+      results.push(row);
     } finally {
       client.disconnect();
     }
   }
   return results;
+}
+
+/** The CPU time the redis-server process has had, in ns (Linux; undefined elsewhere). */
+function serverCpuNs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `work` (n decisions) and says what Redis spent on them, per decision: `redisUs`, the usec
+ * of EVALSHA and EVAL in `INFO commandstats` (the scripts' own run time, as the peers' rows
+ * count theirs), and `redisCpuUs`, the server process's CPU time (Linux schedstat), which also
+ * holds reading and parsing the commands and writing the replies: what one Redis core carries.
+ */
+async function onRedis(redis, n, work) {
+  const before = commandStats(await redis.admin.info('commandstats'));
+  const cpu = serverCpuNs(redis.server.pid);
+  const result = await work();
+  const cpuAfter = serverCpuNs(redis.server.pid);
+  const after = commandStats(await redis.admin.info('commandstats'));
+  let usec = 0;
+  for (const name of ['evalsha', 'eval']) {
+    usec += (after.get(name)?.usec ?? 0) - (before.get(name)?.usec ?? 0);
+  }
+  return {
+    result,
+    redisUs: usec / n,
+    redisCpuUs: cpu === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpu) / 1e3 / n,
+  };
 }
 
 export function commandStats(text) {

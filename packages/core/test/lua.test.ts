@@ -134,6 +134,14 @@ describe('one lean script per combination of kinds', () => {
           "redis.call('SET', $1, $2, 'PX', $3)",
         )
         .replace(/\bkcall\('/g, "redis.call('")
+        // A window's radix, memoized per window length for the run.
+        .replace(
+          /^( *)local radix = radix_memo\d+\[(\w+)\]\n *if radix == nil then\n *radix = ([^\n]+)\n([\s\S]*?)\n *radix_memo\d+\[\2\] = radix\n *end$/gm,
+          (_, pad: string, _w: string, first: string, rest: string) =>
+            [`local radix = ${first}`, ...rest.split('\n').map((l) => l.trim())]
+              .map((l) => `${pad}${l}`)
+              .join('\n'),
+        )
         .replaceAll('mfloor(', 'math.floor(')
         .replaceAll('mmax(', 'math.max(')
         .replace(

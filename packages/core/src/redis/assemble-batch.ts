@@ -23,7 +23,7 @@ import {
  * Fails at assembly when a fragment calls Redis in a shape this does not know, rather than let a
  * command bypass the cache.
  */
-function cached(body: string): string {
+function cached(body: string, memos: string[]): string {
   // TIME at most once per batch: read before the loop when any call needs it (batch.lua), and
   // turned into ms there, so a call takes batch_time as it is.
   const reads = body.split("redis.call('TIME')").length - 1;
@@ -66,7 +66,29 @@ function cached(body: string): string {
     );
   const left = /redis\.call\([^)]*\)?/.exec(out);
   if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
-  return out;
+  return memoRadix(out, memos);
+}
+
+/**
+ * A window kind's radix depends on its window alone, and costs two calls into Lua's math library
+ * (frexp, ldexp: more than the rest of its arithmetic, callgrind): in a batch it is computed once
+ * per window length and run, in a table of the run named in `memos`.
+ */
+function memoRadix(body: string, memos: string[]): string {
+  return body.replace(
+    /^( *)local radix = (4398046511104 \/ (\w+))\n([\s\S]*?)\n *(radix = math\.ldexp\([^\n]+\))$/gm,
+    (_, pad: string, first: string, w: string, middle: string, last: string) => {
+      const memo = `radix_memo${memos.length + 1}`;
+      memos.push(memo);
+      const inner = [`radix = ${first}`, ...middle.split('\n').map((l) => l.trim()), last]
+        .map((l) => `${pad}  ${l}`)
+        .join('\n');
+      return (
+        `${pad}local radix = ${memo}[${w}]\n${pad}if radix == nil then\n${inner}\n` +
+        `${pad}  ${memo}[${w}] = radix\n${pad}end`
+      );
+    },
+  );
 }
 
 // The kinds whose n identical calls at one instant are one call of n times the cost: each
@@ -103,10 +125,11 @@ function manyOf(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
   shadowing: readonly boolean[],
+  memos: string[],
 ): string {
   // Shadowed policies beside enforced ones are charged apart from them: no one `true` for a run.
   if (!repeatable(kinds) || shadowing.some(Boolean)) return NO_MANY;
-  const body = cached(callBody(fragments, kinds, blocking, IN_MANY).join('\n'));
+  const body = cached(callBody(fragments, kinds, blocking, IN_MANY).join('\n'), memos);
   const cost = 'local cost = (parsed[ARGV[ab + 2]] or num(ARGV[ab + 2]))';
   if (!body.includes(cost)) throw new Error('compose.lua: expected the cost line');
   return `local function many(kb, ab, mult)\n${body.replace(cost, `${cost} * mult`)}\nend`;
@@ -124,9 +147,12 @@ export function assembleBatchScript(
   overrides = false,
 ): string {
   const fragments = kinds.map(fragmentOf);
+  const memos: string[] = [];
   const body = cached(
     callBody(fragments, kinds, blocking, IN_BATCH, shadowing, overrides).join('\n'),
+    memos,
   );
+  const many = overrides ? NO_MANY : manyOf(fragments, kinds, blocking, shadowing, memos);
   // With overrides, one more key per policy; no `many` (the client's replay of a run of repeats
   // runs the policies' own parameters, which an override would replace).
   const keys = kinds.length + blocking.filter(Boolean).length + (overrides ? kinds.length : 0);
@@ -136,10 +162,11 @@ export function assembleBatchScript(
       .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
   const code = [
     ...helpersFor(fragments),
+    ...memos.map((m) => `local ${m} = {}`),
     fill(section(LUA_SOURCES.batch!, 'head')),
     body,
     section(LUA_SOURCES.batch!, 'tail'),
-    overrides ? NO_MANY : manyOf(fragments, kinds, blocking, shadowing),
+    many,
     fill(section(LUA_SOURCES.batch!, 'loop')),
   ].join('\n');
   // math.floor, math.max and string.format as locals of the run (`cached` took the prelude's
