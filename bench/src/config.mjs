@@ -82,6 +82,13 @@ export const config = Object.freeze({
   slicesBindingMs: int('BENCH_SLICES_BINDING_MS', 5000),
   /** Runs per contender and scenario; the table shows the median. */
   repeats: int('BENCH_REPEATS', 3),
+  /**
+   * Untimed rounds of every contender before the timed repeats of a comparison: a server runs its
+   * limiter for hours, so the rows measure code the JIT has compiled, for every contender alike
+   * (a first round read up to 1.5× slower than the last for every library, the most for the
+   * largest code path).
+   */
+  warmupRounds: int('BENCH_WARMUP_ROUNDS', 1, 0),
   /** Which parts to run (comma-separated): see SECTIONS. */
   sections: sections(),
   /** The redis-server executable (default: redis-server on PATH). */

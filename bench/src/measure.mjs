@@ -1,3 +1,5 @@
+import { config } from './config.mjs';
+
 // Timing loops and the interleaved, repeated comparison. Every contender gets the same loop, the
 // same identities and the same iteration count; only `decide` differs.
 
@@ -71,7 +73,7 @@ export function median(values) {
  * Measures every contender `repeats` times, interleaved: in repeat r the order is rotated by r,
  * so each contender runs early and late in turn and a slow drift of the machine (thermal, other
  * load) does not favour one. Each run builds a fresh instance (`setup`), then `run` warms it up
- * and times it.
+ * and times it. `warmupRounds` untimed rounds of every contender come first (config.mjs says why).
  * @param {{ name: string, setup: () => Promise<{ decide: (key: string) => Promise<unknown>, teardown?: () => unknown }> }[]} contenders
  * @param {number} repeats
  * @param {(decide: (key: string) => Promise<unknown>) => Promise<{ ns: bigint, denied: number, iterations: number }>} run
@@ -80,6 +82,13 @@ export function median(values) {
  * @returns {Promise<Map<string, number[]>>} ops/s of each run, by contender name
  */
 export async function compare(contenders, repeats, run, expectDenied, runs) {
+  for (let r = 0; r < config.warmupRounds; r++) {
+    for (const c of contenders) {
+      const instance = await c.setup();
+      await run(instance.decide);
+      await instance.teardown?.();
+    }
+  }
   const samples = new Map(contenders.map((c) => [c.name, []]));
   for (let r = 0; r < repeats; r++) {
     for (let j = 0; j < contenders.length; j++) {

@@ -36,12 +36,31 @@ function floodgateLimiter(spec, redis) {
 const floodgateKey = () => headerKey(HEADER);
 const validate = { UNVERIFIED_HEADER_KEY: false };
 
+// Floodgate configured to send the headers the framework's peer sends by default (issue 35
+// compares like for like this way, and with each library's defaults): express-rate-limit 8 and
+// @fastify/rate-limit send X-RateLimit-Limit/-Remaining/-Reset, hono-rate-limiter the draft-6
+// RateLimit-* fields; none of them adds Access-Control-Expose-Headers.
+const PEER_HEADERS = {
+  express: { headers: false, legacyHeaders: true, exposeHeaders: false },
+  fastify: { headers: false, legacyHeaders: true, exposeHeaders: false },
+  hono: { headers: 'draft-6', exposeHeaders: false },
+};
+
+/** The adapter's options of a Floodgate app: the defaults, or the peer's header set. */
+function floodgateOptions(framework, spec, redis) {
+  return {
+    limiter: floodgateLimiter(spec, redis),
+    key: floodgateKey(),
+    validate,
+    ...(spec.limiter === 'floodgate-peer-headers' ? PEER_HEADERS[framework] : {}),
+  };
+}
+const isFloodgate = (spec) => spec.limiter.startsWith('floodgate');
+
 async function expressApp(spec, redis) {
   const app = express();
-  if (spec.limiter === 'floodgate') {
-    app.use(
-      floodgateExpress({ limiter: floodgateLimiter(spec, redis), key: floodgateKey(), validate }),
-    );
+  if (isFloodgate(spec)) {
+    app.use(floodgateExpress(floodgateOptions('express', spec, redis)));
   } else if (spec.limiter === 'peer') {
     app.use(
       expressRateLimit({
@@ -64,12 +83,8 @@ async function expressApp(spec, redis) {
 
 async function fastifyApp(spec, redis) {
   const app = fastify({ logger: false });
-  if (spec.limiter === 'floodgate') {
-    await app.register(floodgateFastify, {
-      limiter: floodgateLimiter(spec, redis),
-      key: floodgateKey(),
-      validate,
-    });
+  if (isFloodgate(spec)) {
+    await app.register(floodgateFastify, floodgateOptions('fastify', spec, redis));
   } else if (spec.limiter === 'peer') {
     await app.register(fastifyRateLimit, {
       max: spec.limit,
@@ -95,11 +110,8 @@ function honoRedisClient(redis) {
 
 async function honoApp(spec, redis) {
   const app = new Hono();
-  if (spec.limiter === 'floodgate') {
-    app.use(
-      '*',
-      floodgateHono({ limiter: floodgateLimiter(spec, redis), key: floodgateKey(), validate }),
-    );
+  if (isFloodgate(spec)) {
+    app.use('*', floodgateHono(floodgateOptions('hono', spec, redis)));
   } else if (spec.limiter === 'peer') {
     app.use(
       '*',
@@ -131,7 +143,8 @@ const APPS = { express: expressApp, fastify: fastifyApp, hono: honoApp };
 
 /**
  * Starts one app on a free loopback port.
- * @param {{ framework: 'express' | 'fastify' | 'hono', limiter: 'bare' | 'floodgate' | 'peer',
+ * @param {{ framework: 'express' | 'fastify' | 'hono',
+ *   limiter: 'bare' | 'floodgate' | 'floodgate-peer-headers' | 'peer',
  *   redisUrl?: string, limit: number, windowMs: number }} spec
  */
 export async function startApp(spec) {

@@ -11,12 +11,15 @@ export const SCENARIOS = [
   { id: 'denied', label: 'mostly denied', tag: 'd' },
 ];
 
-/** The apps of one framework: a bare ceiling, then Floodgate and its peer per store and run. */
+/**
+ * The apps of one framework: a bare ceiling, then per store and run Floodgate (its default
+ * headers, and the peer's header set) and its peer.
+ */
 export function appsOf(framework, stores) {
   const apps = [{ framework, limiter: 'bare', store: undefined, scenario: undefined }];
   for (const store of stores) {
     for (const { id } of SCENARIOS) {
-      for (const limiter of ['floodgate', 'peer'])
+      for (const limiter of ['floodgate', 'floodgate-peer-headers', 'peer'])
         apps.push({ framework, limiter, store, scenario: id });
     }
   }
