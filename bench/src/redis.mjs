@@ -1,7 +1,8 @@
 // Redis: @floodgate/ioredis IoRedisStore against rate-limiter-flexible's RateLimiterRedis, both on
 // ioredis, against a throw-away redis-server this process starts (never the one on 6379).
-import { startRedisServer } from '@floodgate/testkit/redis';
+
 import { readFileSync } from 'node:fs';
+import { startRedisServer } from '@floodgate/testkit/redis';
 import { Redis } from 'ioredis';
 import { identities } from './config.mjs';
 import { POLICIES, redisContenders } from './contenders.mjs';
@@ -120,7 +121,8 @@ async function onRedis(redis, n, work) {
   return {
     result,
     redisUs: usec / n,
-    redisCpuUs: cpu === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpu) / 1e3 / n,
+    redisCpuUs:
+      cpu === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpu) / 1e3 / n,
   };
 }
 

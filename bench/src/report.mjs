@@ -146,7 +146,7 @@ export function targets(r, { rlf, erl }) {
     ['slidingWindow', 1.5],
   ]) {
     if (us(p) !== undefined)
-      push(`Redis µs per decision, ${p} ÷ RLF`, us(p) / us(rlf), target, false);
+      push(`Redis µs per lone decision, ${p} ÷ RLF`, us(p) / us(rlf), target, false);
   }
   // One hot identity, 256 in flight: Redis µs per decision against rate-limiter-flexible's.
   const hotUs = (name) => {
