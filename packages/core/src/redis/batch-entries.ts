@@ -1,7 +1,7 @@
-// A batch's entries (batch.lua, Repeats): which queued calls may go as one, and each call's
-// answer in the batch script's reply.
+// A batch's entries (batch.lua, Repeats): which queued calls may go as one, the blocks of ARGV
+// they name, and each call's answer in the batch script's reply.
 import type { PolicyResult, StoreCall } from '../store-types.js';
-import { fieldsPerPolicy } from './protocol.js';
+import { fieldsPerPolicy, writeScriptArgs } from './protocol.js';
 import { replayRepeats } from './replay.js';
 
 /** A call queued for the next batch, and how its caller is answered. */
@@ -76,4 +76,48 @@ export function readBatch(
     }
   }
   return pos === end ? answers : undefined;
+}
+
+/** A block's number as batch.lua reads it, for the first blocks of a run (most runs have one). */
+const BLOCK_NAMES = Array.from({ length: 16 }, (_, i) => String(i + 1));
+/** How many of the latest blocks a call's ARGV is compared with before it gets its own. */
+const RECENT_BLOCKS = 4;
+
+/**
+ * Writes each entry's block number from `at` on, then the blocks after them (batch.lua, ARGV):
+ * an entry whose one-call ARGV equals one of the last blocks written names that block, else its
+ * ARGV becomes a new one. `args` ends with the last block.
+ */
+export function writeBlocks(
+  args: string[],
+  at: number,
+  group: readonly Pending[],
+  firsts: readonly number[],
+  clock: () => number,
+): void {
+  const starts: number[] = [];
+  let end = at + firsts.length;
+  for (let e = 0; e < firsts.length; e++) {
+    const p = group[firsts[e]!]!;
+    const n = writeScriptArgs(args, end, p.call, p.now, p.deadline, clock);
+    let block = 0;
+    for (let b = starts.length - 1; b >= 0 && b >= starts.length - RECENT_BLOCKS; b--) {
+      if (sameArgs(args, starts[b]!, end, n)) {
+        block = b + 1;
+        break;
+      }
+    }
+    if (block === 0) {
+      starts.push(end);
+      end += n;
+      block = starts.length;
+    }
+    args[at + e] = BLOCK_NAMES[block - 1] ?? String(block);
+  }
+  args.length = end;
+}
+
+function sameArgs(args: readonly string[], a: number, b: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (args[a + i] !== args[b + i]) return false;
+  return true;
 }

@@ -5,9 +5,9 @@ import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { Policy } from '../types.js';
 import { argCount } from './assemble.js';
 import { repeatable } from './assemble-batch.js';
-import { type Pending, readBatch, sameCall } from './batch-entries.js';
+import { type Pending, readBatch, sameCall, writeBlocks } from './batch-entries.js';
 import { blockingOf, compileScript, type LimitScript } from './lua.js';
-import { decodeResults, decodeScriptReply, writeScriptArgs } from './protocol.js';
+import { decodeResults, decodeScriptReply } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
 
 /**
@@ -51,50 +51,6 @@ export function batchScriptFor(policies: readonly Policy[], overrides = false): 
     cache.set(policies, script);
   }
   return script;
-}
-
-/** A block's number as batch.lua reads it, for the first blocks of a run (most runs have one). */
-const BLOCK_NAMES = Array.from({ length: 16 }, (_, i) => String(i + 1));
-/** How many of the latest blocks a call's ARGV is compared with before it gets its own. */
-const RECENT_BLOCKS = 4;
-
-/**
- * Writes each entry's block number from `at` on, then the blocks after them (batch.lua, ARGV):
- * an entry whose one-call ARGV equals one of the last blocks written names that block, else its
- * ARGV becomes a new one. `args` ends with the last block.
- */
-function writeBlocks(
-  args: string[],
-  at: number,
-  group: readonly Pending[],
-  firsts: readonly number[],
-  clock: () => number,
-): void {
-  const starts: number[] = [];
-  let end = at + firsts.length;
-  for (let e = 0; e < firsts.length; e++) {
-    const p = group[firsts[e]!]!;
-    const n = writeScriptArgs(args, end, p.call, p.now, p.deadline, clock);
-    let block = 0;
-    for (let b = starts.length - 1; b >= 0 && b >= starts.length - RECENT_BLOCKS; b--) {
-      if (sameArgs(args, starts[b]!, end, n)) {
-        block = b + 1;
-        break;
-      }
-    }
-    if (block === 0) {
-      starts.push(end);
-      end += n;
-      block = starts.length;
-    }
-    args[at + e] = BLOCK_NAMES[block - 1] ?? String(block);
-  }
-  args.length = end;
-}
-
-function sameArgs(args: readonly string[], a: number, b: number, n: number): boolean {
-  for (let i = 0; i < n; i++) if (args[a + i] !== args[b + i]) return false;
-  return true;
 }
 
 /** Calls per batch unless `maxCalls` says otherwise. */
