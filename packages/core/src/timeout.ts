@@ -30,20 +30,29 @@ export function withTimeout<T>(
     // turn: it can fire up to a ms, and more after a long turn, before `performance.now()` reaches
     // the deadline. A caller that gave up then would answer without a script that may still
     // charge (it runs before the deadline), so an early timer waits out the rest.
-    const fire = () => {
+    // The deadline is read after pending I/O too: after this process stalled (CPU starved, a long
+    // GC), a store that moves deadlines (`Store.waitUntil`: a busy store holds calls back while
+    // it keeps answering) must first read the answers that came meanwhile, or it takes its own
+    // silence for the store's and gives up on calls it would have sent.
+    let settled = false;
+    const check = () => {
+      if (settled) return;
       const until = typeof deadline === 'function' ? deadline() : deadline;
       const left = until === undefined ? 0 : until - performance.now();
       if (left > 0) timer = setTimeout(fire, Math.ceil(left));
-      else afterIo(fail);
+      else fail();
     };
+    const fire = () => afterIo(check);
     let timer = setTimeout(fire, ms);
     // Promise.resolve: a store's thenable is followed as `Promise.race` followed it.
     Promise.resolve(promise).then(
       (value) => {
+        settled = true;
         clearTimeout(timer);
         resolve(value);
       },
       (error: unknown) => {
+        settled = true;
         clearTimeout(timer);
         reject(error);
       },
