@@ -5,9 +5,7 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow } from '../src/index.js';
-import { SendWindow } from '../src/redis/window.js';
-import type { PolicyResult, Store, StoreCall } from '../src/store.js';
-import { MapStore } from './map-store.js';
+import { WindowedStore } from './windowed-store.js';
 
 /** Busy-waits: the whole process, timers and sockets included, does nothing else meanwhile. */
 function stall(ms: number): void {
@@ -41,26 +39,10 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** A store whose every answer is a line echoed by the server: it arrives as socket I/O. */
-class EchoStore implements Store {
-  readonly remote = true;
-  readonly inner = new MapStore();
-  readonly sent: StoreCall[] = [];
-  readonly #window: SendWindow;
+class EchoStore extends WindowedStore {
   readonly #waiting = new Map<number, () => void>();
   #next = 0;
   #socket: Socket | undefined;
-
-  constructor(max: number) {
-    this.#window = new SendWindow((call) => {
-      this.sent.push(call);
-      const answer = this.inner.evaluate(call);
-      const id = this.#next++;
-      return new Promise<void>((resolve) => {
-        this.#waiting.set(id, resolve);
-        this.#socket!.write(`${id}\n`);
-      }).then(() => answer);
-    }, max);
-  }
 
   async open(): Promise<void> {
     const socket = connect(port, '127.0.0.1');
@@ -80,17 +62,12 @@ class EchoStore implements Store {
     this.#socket?.destroy();
   }
 
-  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
-    const budget = call.extendable === true ? call.deadline! - performance.now() : undefined;
-    return this.#window.submit(call, undefined, budget);
-  }
-
-  waitUntil(call: StoreCall): number | undefined {
-    return this.#window.waitUntil(call);
-  }
-
-  reset(keys: readonly string[]): Promise<void> {
-    return this.inner.reset(keys);
+  protected deliver(): Promise<void> {
+    const id = this.#next++;
+    return new Promise<void>((resolve) => {
+      this.#waiting.set(id, resolve);
+      this.#socket!.write(`${id}\n`);
+    });
   }
 }
 

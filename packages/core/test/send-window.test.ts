@@ -3,41 +3,24 @@
 // sender answers when the test says: the window and the limiter's timer are what is tested.
 import { describe, expect, it } from 'vitest';
 import { createLimiter, fixedWindow } from '../src/index.js';
-import { QUEUE_FACTOR, SendWindow } from '../src/redis/window.js';
-import type { PolicyResult, Store, StoreCall } from '../src/store.js';
-import { MapStore } from './map-store.js';
+import { QUEUE_FACTOR } from '../src/redis/window.js';
+import type { StoreCall } from '../src/store.js';
+import type { MapStore } from './map-store.js';
+import { WindowedStore } from './windowed-store.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A store that sends through a window of `max` and answers each call `delayMs` after sending. */
-class WindowedStore implements Store {
-  readonly remote = true;
-  readonly inner = new MapStore();
-  /** Calls that reached the wire, with the deadline each was sent with. */
-  readonly sent: { call: StoreCall; deadline: number | undefined }[] = [];
-  delayMs: number;
-  readonly #window: SendWindow;
-
-  constructor(max: number, delayMs: number) {
-    this.delayMs = delayMs;
-    this.#window = new SendWindow((call, deadline) => {
-      this.sent.push({ call, deadline });
-      const answer = this.inner.evaluate(call);
-      return sleep(this.delayMs).then(() => answer);
-    }, max);
+class DelayedStore extends WindowedStore {
+  constructor(
+    max: number,
+    public delayMs: number,
+  ) {
+    super(max);
   }
 
-  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
-    const budget = call.extendable === true ? call.deadline! - performance.now() : undefined;
-    return this.#window.submit(call, undefined, budget);
-  }
-
-  waitUntil(call: StoreCall): number | undefined {
-    return this.#window.waitUntil(call);
-  }
-
-  reset(keys: readonly string[]): Promise<void> {
-    return this.inner.reset(keys);
+  protected deliver(): Promise<void> {
+    return sleep(this.delayMs);
   }
 }
 
@@ -46,7 +29,7 @@ const policy = fixedWindow({ limit: 1_000, window: '1h' });
 describe('the send window: a busy store is not an outage, a silent one is', () => {
   it('calls queued behind a store that keeps answering wait past timeoutMs and are decided by it', async () => {
     // 2 on the wire, 40 ms each: the 20th call waits ~400 ms, far past timeoutMs (100).
-    const store = new WindowedStore(2, 40);
+    const store = new DelayedStore(2, 40);
     const limiter = createLimiter({ store, policy, timeoutMs: 100, breaker: false });
     const ds = await Promise.all(Array.from({ length: 20 }, (_, i) => limiter.limit(`id${i}`)));
     expect(ds.map((d) => d.reason ?? 'store')).toEqual(ds.map(() => 'store'));
@@ -58,7 +41,7 @@ describe('the send window: a busy store is not an outage, a silent one is', () =
   });
 
   it('a store that stops answering: held calls give up after timeoutMs and are never sent', async () => {
-    const store = new WindowedStore(2, 60_000); // the two on the wire never come back (in time)
+    const store = new DelayedStore(2, 60_000); // the two on the wire never come back (in time)
     const limiter = createLimiter({
       store,
       policy,
@@ -81,7 +64,7 @@ describe('the send window: a busy store is not an outage, a silent one is', () =
   it('a run that never answers gives up its place at its deadline: dead calls do not clog the store', async () => {
     // Two places on the wire, both taken by calls to a part of the store that never answers (a
     // dead master, a client that dropped the commands).
-    const store = new WindowedStore(2, 5);
+    const store = new DelayedStore(2, 5);
     const answer = store.inner;
     (store as unknown as { inner: MapStore }).inner = {
       evaluate: (call: StoreCall) =>
@@ -103,7 +86,7 @@ describe('the send window: a busy store is not an outage, a silent one is', () =
   });
 
   it('a call whose caller does not ask waitUntil keeps its own deadline, queued or not', async () => {
-    const store = new WindowedStore(1, 30);
+    const store = new DelayedStore(1, 30);
     const deadline = performance.now() + 50;
     const call = (id: string): StoreCall => ({
       policies: [policy],
@@ -124,7 +107,7 @@ describe('the send window: a busy store is not an outage, a silent one is', () =
   it('a held call waits at most QUEUE_FACTOR × its timeout, however busy the store', async () => {
     // One on the wire, each answered in 10 ms (within timeoutMs, 20): a store that answers, but
     // 100 calls need a second, and the cap is 20 × 20 ms.
-    const store = new WindowedStore(1, 10);
+    const store = new DelayedStore(1, 10);
     const limiter = createLimiter({
       store,
       policy,
