@@ -23,7 +23,7 @@ import {
  * Fails at assembly when a fragment calls Redis in a shape this does not know, rather than let a
  * command bypass the cache.
  */
-function cached(body: string, memos: string[]): string {
+function cached(body: string, memos: Map<string, string>): string {
   // TIME at most once per batch: read before the loop when any call needs it (batch.lua), and
   // turned into ms there, so a call takes batch_time as it is.
   const reads = body.split("redis.call('TIME')").length - 1;
@@ -72,14 +72,19 @@ function cached(body: string, memos: string[]): string {
 /**
  * A window kind's radix depends on its window alone, and costs two calls into Lua's math library
  * (frexp, ldexp: more than the rest of its arithmetic, callgrind): in a batch it is computed once
- * per window length and run, in a table of the run named in `memos`.
+ * per window length and run, in a table of the run; `memos` names one table per formula (`one`
+ * and `many` share it).
  */
-function memoRadix(body: string, memos: string[]): string {
+function memoRadix(body: string, memos: Map<string, string>): string {
   return body.replace(
     /^( *)local radix = (4398046511104 \/ (\w+))\n([\s\S]*?)\n *(radix = math\.ldexp\([^\n]+\))$/gm,
     (_, pad: string, first: string, w: string, middle: string, last: string) => {
-      const memo = `radix_memo${memos.length + 1}`;
-      memos.push(memo);
+      const formula = `${first}\n${middle.replace(/^ +/gm, '')}\n${last}`;
+      let memo = memos.get(formula);
+      if (memo === undefined) {
+        memo = `radix_memo${memos.size + 1}`;
+        memos.set(formula, memo);
+      }
       const inner = [`radix = ${first}`, ...middle.split('\n').map((l) => l.trim()), last]
         .map((l) => `${pad}  ${l}`)
         .join('\n');
@@ -125,7 +130,7 @@ function manyOf(
   kinds: readonly PolicyKind[],
   blocking: readonly boolean[],
   shadowing: readonly boolean[],
-  memos: string[],
+  memos: Map<string, string>,
 ): string {
   // Shadowed policies beside enforced ones are charged apart from them: no one `true` for a run.
   if (!repeatable(kinds) || shadowing.some(Boolean)) return NO_MANY;
@@ -147,7 +152,7 @@ export function assembleBatchScript(
   overrides = false,
 ): string {
   const fragments = kinds.map(fragmentOf);
-  const memos: string[] = [];
+  const memos = new Map<string, string>();
   const body = cached(
     callBody(fragments, kinds, blocking, IN_BATCH, shadowing, overrides).join('\n'),
     memos,
@@ -162,7 +167,7 @@ export function assembleBatchScript(
       .replaceAll('PER_CALL_ARGS', String(argCount(kinds, blocking)));
   const code = [
     ...helpersFor(fragments),
-    ...memos.map((m) => `local ${m} = {}`),
+    ...[...memos.values()].map((m) => `local ${m} = {}`),
     fill(section(LUA_SOURCES.batch!, 'head')),
     body,
     section(LUA_SOURCES.batch!, 'tail'),
