@@ -199,13 +199,16 @@ export class WaitQueues {
         // The turn a cut bucket says it gives, from the attempt's start: up to 1 ms earlier than
         // the true one (wait-turn.ts), never later; waiting does not bring it closer.
         const turnAt = cut === undefined ? 0 : started + this.#turns.turnMs(cut, d, w.cost) - 1;
-        const retryAt = Math.max(now + d.retryAfterMs, turnAt);
+        // From now, as a duration: (now + retryAfterMs) - now need not be retryAfterMs in doubles
+        // (one ulp over, and a 3000 ms turn was reported as 3001).
+        const turnMs = Math.max(d.retryAfterMs, turnAt - now);
+        const retryAt = now + turnMs;
         // First in, first out: no one is admitted before the first waiter, so every waiter whose
         // time runs out before its turn is told now, without waiting.
         for (const other of q.waiters.slice()) {
           if (retryAt > other.deadline) {
             this.#remove(q, other);
-            this.#settle(other, { error: timedOut(other.deadline - now, retryAt - now, d) });
+            this.#settle(other, { error: timedOut(other.deadline - now, turnMs, d) });
           }
         }
         if (q.waiters.length === 0) return this.#next(identity, q);
