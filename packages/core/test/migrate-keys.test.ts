@@ -127,21 +127,21 @@ describe('migrate calls', () => {
       v: 'one' | 'batch',
       ...a: Parameters<typeof compileScript> extends [unknown, ...infer R] ? R : never
     ) => compileScript(v, ...a).sha1;
-    expect(sha('one', [...K], all)).toBe('0c03822dd85bf814a6846a629dc85375a761050c');
-    expect(sha('one', [...K], all, [], true)).toBe('9acd694d1de83d051ab62c566c22788b51ce0bdf');
+    expect(sha('one', [...K], all)).toBe('5e700c130aef0c628eb0109cf0106afe4cde9b0c');
+    expect(sha('one', [...K], all, [], true)).toBe('0bf0a41baa232fe1da3b0d0bc4e469c06b355539');
     expect(sha('one', [...mixed], [false, true], [true, false])).toBe(
-      '48278fdad66f7f015050be75e1d45697bf8f5af3',
+      '48cdff69b7f964e2e99c6bec084cc9c98afb1564',
     );
     expect(sha('one', [...mixed], [false, true], [true, false], true)).toBe(
-      '1490c78c092e47edb40b860d2dc89ad03cbf974a',
+      '54b61c2a1745c109d5f6de7222a52bebd3fcd5e3',
     );
-    expect(sha('batch', [...K], all)).toBe('3e0e6503bea7397a24a36e13168d01f364d9af56');
-    expect(sha('batch', [...K], all, [], true)).toBe('7810f16514376f37bf2f31261156ba61ef1b3eb0');
+    expect(sha('batch', [...K], all)).toBe('859a7999d492119b09e6a94053f2df97f041ddbc');
+    expect(sha('batch', [...K], all, [], true)).toBe('f2a43d56ea11d4407ce005f3be1c19905daeec03');
     expect(sha('batch', [...mixed], [false, true], [true, false])).toBe(
-      '0176894190e115637e39a6155e9bf2143776d760',
+      '21ae3ca1896159d9d7fca32ae81a134a209d9092',
     );
     expect(sha('batch', [...mixed], [false, true], [true, false], true)).toBe(
-      '2629c13e8e3e9207baab0268a5dc5a1378a106b5',
+      'a0174a28cd4952bb2bd1b3ba53f0d430f1942759',
     );
   });
 });

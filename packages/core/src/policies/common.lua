@@ -32,5 +32,5 @@ elseif server then
   redis.call('SET', key, wa@)
   redis.call('PEXPIREAT', key, t + ttl@)
 else
-  redis.call('SET', key, wa@, 'PX', ttl@)
+  redis.call('SET', key, wa@, 'PX', ttl@ + grace)
 end

@@ -54,6 +54,16 @@ local t = time
 -- On the server clock a window's key expires at an absolute Redis time (PEXPIREAT): the end of
 -- the state it holds, to the millisecond, however long after TIME the write runs.
 local server = ARGV[3] == ''
+-- On the client clock a key's PX counts from this run on Redis, its state from the caller's
+-- time: a call of the same window that spent longer on its way here (up to its own deadline)
+-- would find the key expired and count as the window's first. So every PX the script sets is
+-- longer by what this call's caller still waits (deadline - TIME): the key then outlives every
+-- call made before its state's end and not yet at its deadline (docs/stores.md, Clock modes).
+-- 0 on the server clock (PX and state count on one clock) and for a call without a deadline.
+local grace = 0
 if not server then
   t = tonumber(ARGV[3])
+  if ARGV[4] ~= '' then
+    grace = tonumber(ARGV[4]) - time
+  end
 end

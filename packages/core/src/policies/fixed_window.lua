@@ -78,7 +78,7 @@ if s1 == start and count > 0 then
     redis.call('SET', key, v)
     redis.call('PEXPIREAT', key, t + finish + shift)
   else
-    redis.call('SET', key, v, 'PX', finish + shift)
+    redis.call('SET', key, v, 'PX', finish + shift + grace)
   end
 end
 -- @write window

@@ -79,7 +79,7 @@ if count > 0 then
     redis.call('SET', key, v)
     redis.call('PEXPIREAT', key, finish)
   else
-    redis.call('SET', key, v, 'PX', wait)
+    redis.call('SET', key, v, 'PX', wait + grace)
   end
 end
 -- @write window

@@ -96,7 +96,7 @@ if s1 == start and cur > 0 then
     redis.call('SET', key, v)
     redis.call('PEXPIREAT', key, t + px)
   else
-    redis.call('SET', key, v, 'PX', px)
+    redis.call('SET', key, v, 'PX', px + grace)
   end
 end
 -- @write window

@@ -83,7 +83,7 @@ if first[1] then
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - w)
   local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
   if last[2] then
-    redis.call('PEXPIRE', key, tonumber(last[2]) + w - now + shift)
+    redis.call('PEXPIRE', key, tonumber(last[2]) + w - now + shift + grace)
   end
 end
 -- @write
@@ -92,4 +92,4 @@ if wa@ then
   redis.call('ZREM', key, wa@)
 end
 redis.call('ZADD', key, ws@, wb@)
-redis.call('PEXPIRE', key, ttl@)
+redis.call('PEXPIRE', key, ttl@ + grace)

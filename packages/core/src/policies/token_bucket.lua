@@ -123,14 +123,14 @@ if ahead > 0 then
         kept = 1
       end
       local v = fmt('%d:%d:%d:%d', tat, ticks, per_ms, kept)
-      redis.call('SET', key, v, 'PX', ttl)
+      redis.call('SET', key, v, 'PX', ttl + grace)
     elseif ticks == 0 then
-      redis.call('SET', key, tat, 'PX', ttl)
+      redis.call('SET', key, tat, 'PX', ttl + grace)
     else
       local v = fmt('%d:%d:%d', tat, ticks, per_ms)
-      redis.call('SET', key, v, 'PX', ttl)
+      redis.call('SET', key, v, 'PX', ttl + grace)
     end
   end
 end
 -- @write
-redis.call('SET', key, wa@, 'PX', ttl@)
+redis.call('SET', key, wa@, 'PX', ttl@ + grace)

@@ -339,10 +339,10 @@ function penalties(blocks: readonly Block[], at: Layout): string[] {
     out.push(
       `if not ok${n} then`,
       `local ms = tonumber(${at.arg(b.arg)})`,
-      `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms)`,
+      `redis.call('SET', ${at.key(b.key)}, t + ms, 'PX', ms + grace)`,
       ...(b.legacy === undefined
         ? []
-        : [`redis.call('SET', ${at.key(b.legacy)}, t + ms, 'PX', ms)`]),
+        : [`redis.call('SET', ${at.key(b.legacy)}, t + ms, 'PX', ms + grace)`]),
       `rem${n} = 0`,
       `rst${n}, rty${n} = math.max(rst${n}, ms), math.max(rty${n}, ms)`,
       'end',

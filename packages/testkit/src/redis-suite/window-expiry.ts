@@ -1,7 +1,15 @@
 // How a window's key is written (common.lua's `@write window`): on the server clock once per
 // window with SET and PEXPIREAT at the end of the state it holds, then INCRBY, which keeps that
-// expiry; on the client clock SET … PX on every write.
-import { createLimiter, type Decision, fixedWindow, quota, slidingWindow } from '@floodgate/core';
+// expiry; on the client clock SET … PX on every write, longer by what the caller still waits.
+import {
+  createLimiter,
+  type Decision,
+  fixedWindow,
+  quota,
+  slidingWindow,
+  slidingWindowLog,
+  tokenBucket,
+} from '@floodgate/core';
 import type { PolicyResult, StoreCall } from '@floodgate/core/store';
 import { commandCalls, keysFor, rng } from '../redis-inspect.js';
 import type { RedisServer } from '../redis-server.js';
@@ -203,7 +211,7 @@ export function registerWindowExpiryTests<C>(
     }
   });
 
-  it('client clock: every write is SET … PX, and no key outlives the last resetAfterMs', async () => {
+  it('client clock: every write is SET … PX, and no key outlives the last resetAfterMs by more than its caller waited', async () => {
     const port = server().port;
     let clock = Date.now();
     const prefix = `exp-${tag}-client`;
@@ -229,9 +237,41 @@ export function registerWindowExpiryTests<C>(
       port,
       keys.map((k) => ['PTTL', k]),
     );
+    // PX is the reset plus what the caller still waited when the script ran (compose.lua,
+    // grace): under timeoutMs, and more than the reset unless Redis took all of it.
     ttls.forEach((ttl, i) => {
-      expect(Number(ttl)).toBeGreaterThan(0);
-      expect(Number(ttl)).toBeLessThanOrEqual(last.policies[i]!.resetAfterMs);
+      expect(Number(ttl)).toBeGreaterThan(last.policies[i]!.resetAfterMs);
+      expect(Number(ttl)).toBeLessThanOrEqual(last.policies[i]!.resetAfterMs + 10_000);
     });
+  });
+
+  it('client clock: a call that reaches Redis after its window would have expired on the server still counts in its window', async () => {
+    // Call A is made 100 ms before its window's end (caller's time); B of the same window is made
+    // 50 ms later but reaches Redis 300 ms after A (a slow network, a starved event loop), within
+    // its deadline. A PX counted from A's write alone (100 ms) would be gone by then, and B would
+    // be counted as its window's first.
+    const window = 1000;
+    let clock = Math.floor(Date.now() / window) * window + window - 100;
+    const mixed = [
+      fixedWindow({ limit: 5, window: '1s' }),
+      tokenBucket({ limit: 10, interval: '1s' }),
+      slidingWindowLog({ limit: 5, window: '100ms' }),
+    ];
+    const limiter = createLimiter({
+      store: adapter.makeStore(client(), { clock: 'client', now: () => clock }),
+      policy: mixed,
+      prefix: `exp-${tag}-late`,
+      onStoreError: 'throw',
+      timeoutMs: 10_000,
+      blockCache: false,
+    });
+    const a = await limiter.limit('u');
+    await new Promise((r) => setTimeout(r, 300));
+    clock += 50;
+    const b = await limiter.limit('u');
+    expect(a.policies.map((p) => p.remaining)).toEqual([4, 9, 4]);
+    // The window's second admission; the bucket's second token, half a token refilled (100 ms a
+    // token); the log's second entry, 50 ms after the first.
+    expect(b.policies.map((p) => p.remaining)).toEqual([3, 8, 3]);
   });
 }
