@@ -295,12 +295,21 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
           await store.evaluate(storeCall(prefix, 'warm', policy));
           await Promise.all([0, 1, 2].map(() => store.evaluate(storeCall(prefix, 'warm', policy))));
           proxy.set('stall');
+          const before = proxy.received;
           const settled = Promise.allSettled(
             Array.from({ length: 12 }, (_, i) =>
               store.evaluate(storeCall(prefix, `c${i}`, policy)),
             ),
           );
-          await sleep(50); // the calls are on the wire, held by the proxy
+          // The calls on the wire, held by the proxy: until it has read them and nothing more for
+          // 150 ms. A fixed 50 ms was not enough on a loaded machine for a client opening a
+          // connection per call (Upstash's HTTP): half of them reached the proxy after the cut.
+          for (let last = -1, still = 0, waited = 0; still < 3 && waited < 5000; waited += 50) {
+            await sleep(50);
+            const now = proxy.received;
+            still = now > before && now === last ? still + 1 : 0;
+            last = now;
+          }
           if (how === 'cut') {
             proxy.cutAll();
             proxy.set('none');
