@@ -76,7 +76,7 @@ function cached(body: string, memos: Map<string, string>): string {
  * and `many` share it).
  */
 function memoRadix(body: string, memos: Map<string, string>): string {
-  return body.replace(
+  const out = body.replace(
     /^( *)local radix = (4398046511104 \/ (\w+))\n([\s\S]*?)\n *(radix = math\.ldexp\([^\n]+\))$/gm,
     (_, pad: string, first: string, w: string, middle: string, last: string) => {
       const formula = `${first}\n${middle.replace(/^ +/gm, '')}\n${last}`;
@@ -94,6 +94,11 @@ function memoRadix(body: string, memos: Map<string, string>): string {
       );
     },
   );
+  // A window fragment whose radix lines changed shape would run unmemoized: still exact, but
+  // slower without a word. Fail at assembly instead, as the cache rules do.
+  const bare = /^ *local radix = (?!radix_memo)/m.exec(out);
+  if (bare !== null) throw new Error('assemble-batch.ts: a radix the batch does not memoize');
+  return out;
 }
 
 // The kinds whose n identical calls at one instant are one call of n times the cost: each
