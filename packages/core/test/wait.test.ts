@@ -66,9 +66,11 @@ describe('limiter.wait', () => {
   });
 
   it('an abort rejects at once with ABORTED and charges nothing', async () => {
-    const store = new MapStore();
-    // A window long enough that a loaded machine (CI builds beside the tests) cannot roll it over
-    // before the aborts: at 200 ms a stalled event loop let the waiters be admitted.
+    // The store's clock moves only when the test says: a window on the real clock could roll over
+    // before the aborts (a window of 1 s on the wall clock, first charged in its last ms, did on a
+    // loaded machine, and let a waiter be admitted).
+    let now = 1_000_000;
+    const store = new MapStore(() => now);
     const l = createLimiter({ store, policy: fixedWindow({ limit: 1, window: '1s' }) });
     await l.limit('u');
     const pre = new AbortController();
@@ -87,6 +89,8 @@ describe('limiter.wait', () => {
     expect(await code(a)).toBe('ABORTED');
     const after = await l.peek('u');
     expect(after.allowed).toBe(false); // still the first charge only: limit 1 used, nothing more
+    // The next window, and time for any timer a waiter left behind to fire (none may).
+    now += 1_000;
     await new Promise((r) => setTimeout(r, 1_050));
     expect((await l.peek('u')).remaining).toBe(1); // the new window: no late charge by a waiter
   });
