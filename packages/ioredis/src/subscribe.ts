@@ -16,8 +16,22 @@ function baseOf(client: Client): Redis | undefined {
   return nodes[Math.floor(Math.random() * nodes.length)];
 }
 
-/** `RedisTransport.subscribe` for an ioredis `Redis` or `Cluster`. */
-export function ioredisSubscribe(client: Client) {
+type Subscribe = (channel: string, events: SubscriberEvents) => Promise<RedisSubscriber>;
+
+// One per client: the stores built on it share its change feed's connection (core changes.ts).
+const perClient = new WeakMap<Client, Subscribe>();
+
+/** `RedisTransport.subscribe` for an ioredis `Redis` or `Cluster`, the same one per client. */
+export function ioredisSubscribe(client: Client): Subscribe {
+  let subscribe = perClient.get(client);
+  if (subscribe === undefined) {
+    subscribe = subscriberOf(client);
+    perClient.set(client, subscribe);
+  }
+  return subscribe;
+}
+
+function subscriberOf(client: Client): Subscribe {
   return async (channel: string, events: SubscriberEvents): Promise<RedisSubscriber> => {
     const base = baseOf(client);
     // A Cluster that has not connected yet knows no node: the store asks again later.

@@ -47,8 +47,22 @@ async function baseOf(client: unknown, cluster: boolean): Promise<Subscribable |
   return found as Subscribable | undefined;
 }
 
-/** `RedisTransport.subscribe` for a node-redis client or cluster. */
-export function nodeRedisSubscribe(client: unknown, cluster: boolean) {
+type Subscribe = (channel: string, events: SubscriberEvents) => Promise<RedisSubscriber>;
+
+// One per client: the stores built on it share its change feed's connection (core changes.ts).
+const perClient = new WeakMap<object, Subscribe>();
+
+/** `RedisTransport.subscribe` for a node-redis client or cluster, the same one per client. */
+export function nodeRedisSubscribe(client: unknown, cluster: boolean): Subscribe {
+  let subscribe = perClient.get(client as object);
+  if (subscribe === undefined) {
+    subscribe = subscriberOf(client, cluster);
+    perClient.set(client as object, subscribe);
+  }
+  return subscribe;
+}
+
+function subscriberOf(client: unknown, cluster: boolean): Subscribe {
   const app = client as Partial<Subscribable>;
   return async (channel: string, events: SubscriberEvents): Promise<RedisSubscriber> => {
     const base = await baseOf(client, cluster);

@@ -61,9 +61,35 @@ function later(fn: () => void, ms: number): ReturnType<typeof setTimeout> {
   return t;
 }
 
+// The feeds of the stores built on one client, by its transports' `subscribe` (an adapter returns
+// one per client) and channel: one subscriber connection and one heartbeat for all of them, not
+// one per store (an app building a store per limiter opened as many connections, each pinged 4
+// times a second, and a listener on the client per store).
+const shared = new WeakMap<object, Map<string, ChangeFeed>>();
+
 /**
- * One subscriber connection per store, opened when the first listener watches and closed when
- * the last one stops; while open, a `PING` every 250 ms (each reply is an `'alive'`). A lost
+ * The change feed on `channel` for a store on `transport`: the one the stores on the same client
+ * share when its `subscribe` is theirs, else a new one. A listener that joins a feed already open
+ * hears its next heartbeat, as one that opened it hears its first.
+ */
+export function changeFeedFor(transport: RedisTransport, channel: string): ChangeFeed {
+  const key = transport.subscribe!;
+  let feeds = shared.get(key);
+  if (feeds === undefined) {
+    feeds = new Map();
+    shared.set(key, feeds);
+  }
+  let feed = feeds.get(channel);
+  if (feed === undefined) {
+    feed = new ChangeFeed(transport, channel);
+    feeds.set(channel, feed);
+  }
+  return feed;
+}
+
+/**
+ * One subscriber connection per feed (per client and channel: `changeFeedFor`), opened when the
+ * first listener watches and closed when the last one stops; while open, a `PING` every 250 ms (each reply is an `'alive'`). A lost
  * connection is `'down'`, and is replaced (with backoff) by a new one, which starts with
  * `'missed'`: a reconnect never hides the messages published while it was away.
  */

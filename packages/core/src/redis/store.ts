@@ -5,7 +5,13 @@ import type { OverrideStore } from '../override-store.js';
 import type { PolicyState } from '../policies/common.js';
 import type { PolicyResult, Store, StoreCall, StoreChange } from '../store-types.js';
 import { Batcher, checkBatch } from './batch.js';
-import { ChangeFeed, changeMessage, DEFAULT_CHANNEL, RESET_SOURCE } from './changes.js';
+import {
+  type ChangeFeed,
+  changeFeedFor,
+  changeMessage,
+  DEFAULT_CHANNEL,
+  RESET_SOURCE,
+} from './changes.js';
 import { KeyOrder } from './key-order.js';
 import { leaseCalls } from './lease.js';
 import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
@@ -117,14 +123,14 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     this.#channel = checkChanges(options.changes, DEFAULT_CHANNEL);
     this.#feed =
       this.#channel !== undefined && typeof transport.subscribe === 'function'
-        ? new ChangeFeed(transport, this.#channel)
+        ? changeFeedFor(transport, this.#channel)
         : undefined;
   }
 
   /**
    * Tells `listener` of resets (and other changes) published by any process on the change feed
-   * (`Store.watch`); the first listener opens the subscriber connection, the last one to stop
-   * closes it. Without a feed (`changes: false`, or a client that cannot subscribe) it never
+   * (`Store.watch`); the first listener of the stores on this client opens the subscriber
+   * connection (one per client and channel), the last one to stop closes it. Without a feed (`changes: false`, or a client that cannot subscribe) it never
    * calls `listener`, and the caches fall back to their staleness bound.
    * @beta
    */

@@ -57,7 +57,9 @@ export interface RedisTransport {
    * tries again later). After that, `events.lost` is called once if the connection ends by itself
    * (it must not reconnect on its own: the store opens a new one, and a reconnect would hide the
    * messages missed meanwhile), or when the app closes this client. Without it, the store has
-   * no change feed and the caches fall back to their staleness bound.
+   * no change feed and the caches fall back to their staleness bound. Stores whose transports
+   * return the same function here share one subscriber connection per channel: an adapter
+   * returns one per client.
    * @beta
    */
   subscribe?(channel: string, events: SubscriberEvents): Promise<RedisSubscriber>;

@@ -72,6 +72,10 @@ export {
   redisServerClockTests,
 } from '../redis-suite/server-clock.js';
 export { expectStoreUnavailable, openClient, useRedisServer } from '../redis-suite/shared.js';
+export {
+  type RedisSharedFeedTestsOptions,
+  redisSharedFeedTests,
+} from '../redis-suite/shared-feed.js';
 export { type RedisStoreTestsOptions, redisStoreTests } from '../redis-suite/store.js';
 export type {
   RedisClientOptions,
