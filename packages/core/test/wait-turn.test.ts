@@ -130,10 +130,11 @@ describe('wait() and a leaky bucket’s turn', () => {
     await new Promise((r) => setTimeout(r, 50));
     const turn = (await l.peek('u')).delayMs;
     expect(await code(l.wait('u', { maxWaitMs: turn - 30 }))).toBe('WAIT_TIMEOUT');
-    const started = performance.now();
     const d = await l.wait('u', { maxWaitMs: turn + 20 });
     expect(d.allowed).toBe(true);
-    expect(performance.now() - started).toBeLessThanOrEqual(turn + 20 + 30);
+    // Admitted with a turn of at most the 2 slots its time held (not timed on the wall clock: a
+    // loaded machine fires timers late).
+    expect(d.delayMs).toBeLessThanOrEqual(200);
   });
 
   it('with another policy beside it, and a cost: refused at once, nothing charged anywhere', async () => {
