@@ -402,3 +402,34 @@ describe('no stored value encodes the limit', () => {
     expect(decodeState(`${T0}:2:7`, tokenBucket({ limit: 3, interval: '1m' }))).toEqual([T0, 2, 7]);
   });
 });
+
+describe('slidingWindowLog: a cost above a lowered limit is denied, never an error', () => {
+  // Only an override (or a changed limit) lets a cost above the limit through: no entry can then
+  // hold the unit that would have to leave, and the wait is the log's end, or a window without one.
+  const five = slidingWindowLog({ limit: 5, window: '1s' });
+  const one = slidingWindowLog({ limit: 1, window: '1s' });
+  it('on an empty log: denied for a window', () => {
+    expect(seen(new Key().call(one, 0, 2))).toEqual({
+      allowed: false,
+      remaining: 1,
+      reset: 0,
+      retry: 1000,
+    });
+  });
+  it('on a log whose entries all left the window: denied for a window', () => {
+    const k = new Key();
+    k.call(five, 0);
+    expect(seen(k.call(one, 1500, 2))).toMatchObject({ allowed: false, retry: 1000 });
+  });
+  it('on a log with entries in the window: denied until the last of them leaves', () => {
+    const k = new Key();
+    k.call(five, 0);
+    k.call(five, 100);
+    expect(seen(k.call(one, 200, 2))).toEqual({
+      allowed: false,
+      remaining: 0,
+      reset: 900,
+      retry: 900,
+    });
+  });
+});

@@ -44,7 +44,13 @@ if count + cost > limit--[[costs: and not force]] then
     end
   end
   local hit = redis.call('ZRANGE', key, lo, lo, 'WITHSCORES')
-  rty@ = tonumber(hit[2]) + w - now + shift
+  if hit[2] then
+    rty@ = tonumber(hit[2]) + w - now + shift
+  else
+    -- No entry in the window: a cost above an overridden limit (no entry could hold its unit),
+    -- denied for a window (docs/changing-limits.md: such a wait is not tight).
+    rty@ = w + shift
+  end
 else
   ok@ = true
   nrem@ = limit - count - cost

@@ -110,7 +110,7 @@ export function slidingWindowLogKernel(
   const reset = count > 0 ? newest + w - now : 0;
   if (count + cost > limit && !v.force) {
     // The entry holding the k-th oldest unit must leave the window first.
-    const target = s![first + 1]! + count + cost - limit;
+    const target = (first < n ? s![first + 1]! : 0) + count + cost - limit;
     lo = first / 3;
     hi = n / 3 - 1;
     while (lo < hi) {
@@ -119,8 +119,10 @@ export function slidingWindowLogKernel(
       else lo = mid + 1;
     }
     // Above a lowered limit the wait still ends when enough units have left for `cost`, the
-    // k-th oldest with k = count + cost − limit; nothing remains meanwhile.
-    deny(v, Math.max(0, limit - count), reset, s![lo * 3]! + w - now, shift);
+    // k-th oldest with k = count + cost − limit; nothing remains meanwhile. No entry in the
+    // window: a cost above an overridden limit (none could hold its unit), denied for a window.
+    const at = s?.[lo * 3];
+    deny(v, Math.max(0, limit - count), reset, at === undefined ? w : at + w - now, shift);
     return;
   }
   const next = s === undefined ? [] : s.slice(first);

@@ -146,6 +146,26 @@ export function registerRedisOverrideTests<C>(
     }
   });
 
+  it('overrides: a cost above an overridden log limit is denied, never a script error', async () => {
+    // No entry in the window can hold the unit that would have to leave: the script read one
+    // that is not there, and every such call failed with STORE_UNAVAILABLE.
+    const limiter = make(
+      adapter.makeStore(client()),
+      slidingWindowLog({ limit: 5, window: '1s' }),
+      `ovlog-${tag}`,
+    );
+    const until = Date.now() + HOUR;
+    await limiter.override('empty', { limit: 1, until });
+    const empty = await limiter.limit('empty', { cost: 2 });
+    expect([empty.allowed, empty.retryAfterMs]).toEqual([false, 1000]);
+    expect((await limiter.limit('used')).allowed).toBe(true);
+    await limiter.override('used', { limit: 1, until });
+    const used = await limiter.limit('used', { cost: 2 });
+    expect(used.allowed).toBe(false);
+    expect(used.retryAfterMs).toBeGreaterThan(0);
+    expect(used.retryAfterMs).toBeLessThanOrEqual(1000);
+  });
+
   it('overrides: after SCRIPT FLUSH the override and limit scripts load again', async () => {
     const port = server().port;
     const limiter = make(
