@@ -5,6 +5,14 @@ import type { Shard } from './shards.js';
 
 const MAX_TIMER = 2_147_483_647;
 
+// A deadline is decided in the event loop's check phase, as the limiter's own timer decides it
+// (core timeout.ts): a timer that fires late because this process was busy (CPU-starved, a long
+// GC) must not beat a reply that came in time and waits in the socket, which the poll phase in
+// between reads first. Taken at load, so fake timers installed later leave this hop real.
+const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
+const afterIo: (fn: () => void) => void =
+  immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
+
 export interface GuardOptions {
   breaker: boolean | BreakerOptions;
   onHealthChange: ((event: ShardHealthEvent) => void) | undefined;
@@ -15,7 +23,10 @@ export interface GuardOptions {
  * A deadline that expires is the shard's failure, counted when it expires (not when, or if, the
  * shard answers later): a stalled shard (SIGSTOP, a full socket buffer, a partition without a
  * reset) then opens its breaker after `failures` timeouts instead of keeping every decision
- * waiting for as long as it stays stalled.
+ * waiting for as long as it stays stalled. It expires only once the replies that came meanwhile
+ * were read: the guard rejects before the limiter's timer decides, so it must not take a busy
+ * process for a silent shard (a reply that came in time, charged on the shard, was a timeout on
+ * its record, the caller's error, and a few busy moments later opened its breaker).
  */
 export class ShardGuard {
   readonly health: HealthBoard;
@@ -82,20 +93,26 @@ export class ShardGuard {
     }
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      // Armed before the limiter's timer, for no longer: its check phase comes first, so the
+      // shard's failure is counted (and its breaker may open) before the limiter decides.
       const timer =
         left === undefined
           ? undefined
-          : setTimeout(() => {
-              if (settled) return;
-              settled = true;
-              const error = new FloodgateError(
-                'STORE_TIMEOUT',
-                `shard "${shard.name}" did not answer within ${Math.ceil(left)} ms`,
-              );
-              breaker?.failure(error);
-              this.health.failed(index, error);
-              reject(error);
-            }, left);
+          : setTimeout(
+              () =>
+                afterIo(() => {
+                  if (settled) return;
+                  settled = true;
+                  const error = new FloodgateError(
+                    'STORE_TIMEOUT',
+                    `shard "${shard.name}" did not answer within ${Math.ceil(left)} ms`,
+                  );
+                  breaker?.failure(error);
+                  this.health.failed(index, error);
+                  reject(error);
+                }),
+              left,
+            );
       pending.then(
         (result) => {
           // A late answer after the deadline was counted as a failure: it changes nothing.

@@ -31,12 +31,24 @@ const inspect: StoreInspector<ShardedStore> = {
   ttlSlackMs: 1000,
 };
 
+// Without breakers: a test's store serves every run of its random traces and every shrink of a
+// failing one, and a shard's breaker carried failures from one run into the next. Store errors
+// the reference shares still count as the shard's failures: after 5 in 10 s it opened, and each
+// later call, hence each shrink, failed at its first step with STORE_UNAVAILABLE (the report was a
+// lone `limit` call, the first failure lost). The breakers are tested in stall.test.ts.
+const shards = (now?: () => number) =>
+  new ShardedStore(
+    clients.map((c) =>
+      now === undefined ? new IoRedisStore(c) : new IoRedisStore(c, { clock: 'client', now }),
+    ),
+    { breaker: false },
+  );
+
 storeConformance(
   { describe, it, expect },
   {
     name: 'ShardedStore over 3 redis-server shards (clock: client)',
-    makeStore: ({ now }) =>
-      new ShardedStore(clients.map((c) => new IoRedisStore(c, { clock: 'client', now }))),
+    makeStore: ({ now }) => shards(now),
     realTimeExpiry: true,
     inspect,
     disposeStore: (store) => store.close(),
@@ -49,7 +61,7 @@ storeConformance(
   {
     name: 'ShardedStore over 3 redis-server shards (clock: server)',
     controlsTime: false,
-    makeStore: () => new ShardedStore(clients.map((c) => new IoRedisStore(c))),
+    makeStore: () => shards(),
     inspect,
     disposeStore: (store) => store.close(),
   },
