@@ -112,7 +112,11 @@ describe('one lean script per combination of kinds', () => {
         .replace(/ARGV\[ab \+ (\d+)\]/g, 'ARGV[$1]')
         .replace(/\(parsed\[(ARGV\[[^\]]+\])\] or num\(\1\)\)/g, 'tonumber($1)')
         .replace(
-          /^(\s*)if ([^\n]+) ~= \2 or \2 < 1 or \(\2\) % 1 ~= 0 then\n\s*(kset\([^\n]+\))\n\s*else\n[^\n]+\n[^\n]+\n\s*end$/gm,
+          /^(\s*)do\n\s*local kms = ([^\n]+)\n\s*if kms ~= kms or kms < 1 or kms % 1 ~= 0 then\n\s*kset\(([^\n]+), kms, ('PX'|'PEXPIREAT')\)\n\s*else\n[^\n]+\n[^\n]+\n\s*end\n\s*end$/gm,
+          '$1kset($3, $2, $4)',
+        )
+        .replace(
+          /^(\s*)if (\w+) ~= \2 or \2 < 1 or \2 % 1 ~= 0 then\n\s*(kset\([^\n]+\))\n\s*else\n[^\n]+\n[^\n]+\n\s*end$/gm,
           '$1$3',
         )
         .replace(

@@ -56,13 +56,22 @@ function cached(body: string, memos: Map<string, string>): string {
     )
     .replace(/redis\.call\('(Z[A-Z]+|PEXPIRE)', key\b/g, "kcall('$1', key")
     // kset's common case inline: an expiry Redis takes (an integer ms ≥ 1) is only recorded.
+    // An expiry that is an expression (`ttl1 + grace`) is computed once, into a local of its own.
     .replace(
       /^(\s*)kset\(([^,()]+), (.+), ([^,]+), '(PX|PEXPIREAT)'\)$/gm,
-      (_, pad: string, key: string, value: string, px: string, unit: string) =>
-        `${pad}if ${px} ~= ${px} or ${px} < 1 or (${px}) % 1 ~= 0 then\n` +
-        `${pad}  kset(${key}, ${value}, ${px}, '${unit}')\n${pad}else\n` +
-        `${pad}  kval[${key}] = ${value}\n` +
-        `${pad}  kpx[${key}] = ${unit === 'PX' ? '' : '-'}(${px})\n${pad}end`,
+      (_, pad: string, key: string, value: string, expr: string, unit: string) => {
+        const bind = !/^\w+$/.test(expr);
+        const px = bind ? 'kms' : expr;
+        const inner = bind ? `${pad}  ` : pad;
+        return (
+          (bind ? `${pad}do\n${inner}local kms = ${expr}\n` : '') +
+          `${inner}if ${px} ~= ${px} or ${px} < 1 or ${px} % 1 ~= 0 then\n` +
+          `${inner}  kset(${key}, ${value}, ${px}, '${unit}')\n${inner}else\n` +
+          `${inner}  kval[${key}] = ${value}\n` +
+          `${inner}  kpx[${key}] = ${unit === 'PX' ? '' : '-'}${px}\n${inner}end` +
+          (bind ? `\n${pad}end` : '')
+        );
+      },
     );
   const left = /redis\.call\([^)]*\)?/.exec(out);
   if (left !== null) throw new Error(`batch.lua: no cache rule for ${left[0]}`);
