@@ -90,8 +90,9 @@ export function changeFeedFor(transport: RedisTransport, channel: string): Chang
 /**
  * One subscriber connection per feed (per client and channel: `changeFeedFor`), opened when the
  * first listener watches and closed when the last one stops; while open, a `PING` every 250 ms
- * (each reply is an `'alive'`). A lost connection is `'down'`, and is replaced (with backoff) by a new one, which starts with
- * `'missed'`: a reconnect never hides the messages published while it was away.
+ * (each reply is an `'alive'`). A lost connection is `'down'`, and is replaced (with backoff) by
+ * a new one, which starts with `'missed'`: a reconnect never hides the messages published while
+ * it was away.
  */
 export class ChangeFeed {
   readonly #transport: RedisTransport;
