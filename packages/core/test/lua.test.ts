@@ -103,7 +103,17 @@ describe('one lean script per combination of kinds', () => {
   it('the batch script runs the one-call body, same text, at KEYS/ARGV offsets, TIME once', () => {
     const combos: PolicyKind[][] = [...POLICY_KINDS.map((k) => [k]), [...POLICY_KINDS]];
     for (const kinds of combos) {
-      const one = assembleScript(kinds);
+      // The one-call script raises a fixedWindow or quota key by the cost's own argument
+      // (assemble.ts countFromArgument), where the shared body has ws<n>: back to the body.
+      let one = assembleScript(kinds);
+      kinds.forEach((kind, i) => {
+        if (kind === 'fixedWindow' || kind === 'quota') {
+          one = one.replace(
+            "redis.call('INCRBY', key, ARGV[2])",
+            `redis.call('INCRBY', key, ws${i + 1})`,
+          );
+        }
+      });
       const batch = assembleBatchScript(kinds);
       // Back to one call's layout and Redis commands for the run's cache and parsed numbers,
       // the batch holds the one-call script's body verbatim.
