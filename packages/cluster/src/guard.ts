@@ -1,17 +1,10 @@
 import { type BreakerOptions, FloodgateError, isFloodgateError } from '@floodgate/core';
+import { afterIo } from '@floodgate/core/internal';
 import { Breaker, type Store } from '@floodgate/core/store';
 import { HealthBoard, type ShardHealthEvent } from './health.js';
 import type { Shard } from './shards.js';
 
 const MAX_TIMER = 2_147_483_647;
-
-// A deadline is decided in the event loop's check phase, as the limiter's own timer decides it
-// (core timeout.ts): a timer that fires late because this process was busy (CPU-starved, a long
-// GC) must not beat a reply that came in time and waits in the socket, which the poll phase in
-// between reads first. Taken at load, so fake timers installed later leave this hop real.
-const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
-const afterIo: (fn: () => void) => void =
-  immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
 
 export interface GuardOptions {
   breaker: boolean | BreakerOptions;

@@ -19,4 +19,5 @@ export { slidingWindowKernel } from './policies/sliding_window.js';
 export { slidingWindowLogKernel } from './policies/sliding_window_log.js';
 export { POLICY_TABLE } from './policies/table.js';
 export { bucketKernel, tokenBucketKernel } from './policies/token_bucket.js';
+export { afterIo } from './timeout.js';
 export { printWarning, warnOnce } from './warn.js';

@@ -5,8 +5,20 @@ import { FloodgateError } from './errors.js';
 // late because this process was busy (GC, CPU-bound work) must not beat a reply that arrived in
 // time and waits in the socket; the poll phase in between delivers it first. Taken at load, so
 // fake timers installed later move the timer and leave this hop real.
+// Also the rule of any store wrapper with deadlines of its own (a ShardedStore's shard guard).
 const immediate = typeof setImmediate === 'function' ? setImmediate : undefined;
-const afterIo: (fn: () => void) => void =
+/**
+ * Runs `fn` after the I/O pending now has been read (`setImmediate`; at once where there is
+ * none): where a deadline that came due is decided.
+ * @internal
+ * @example
+ * ```ts
+ * import { afterIo } from '@floodgate/core/internal';
+ *
+ * setTimeout(() => afterIo(() => console.log('a reply that came in time has been read')), 100);
+ * ```
+ */
+export const afterIo: (fn: () => void) => void =
   immediate === undefined ? (fn) => fn() : (fn) => immediate(fn);
 
 /**
