@@ -135,13 +135,13 @@ describe('migrate calls', () => {
     expect(sha('one', [...mixed], [false, true], [true, false], true)).toBe(
       'd8c58bf3f9b7d24895b541e770c95fb9eb0630cc',
     );
-    expect(sha('batch', [...K], all)).toBe('05e949c74459360e968ba5c0bfe7f0eb8dab4778');
-    expect(sha('batch', [...K], all, [], true)).toBe('7d0934cbca7d5e198a996117c4f7c907d80c0207');
+    expect(sha('batch', [...K], all)).toBe('9f72ee580e08a2bf7d51fd11d4d5c726379f8f02');
+    expect(sha('batch', [...K], all, [], true)).toBe('da0cae3b58e3aa907bddd3ccfd2783c04fd20465');
     expect(sha('batch', [...mixed], [false, true], [true, false])).toBe(
-      '915a34454c65041429c241633c557bc170715411',
+      'a32a448ac129a8c9f563ab23931c85b2872217ef',
     );
     expect(sha('batch', [...mixed], [false, true], [true, false], true)).toBe(
-      '23a4a95b992aa11c7812a0a6907eaf7f5db73186',
+      '37988c7f5a3cf89f8bf54cf83dd1b6fb03c0d8f8',
     );
   });
 });
