@@ -92,6 +92,22 @@ async function startCounted(dir) {
   };
 }
 
+/**
+ * Waits until callgrind has written the warm-up's dump: `callgrind_control -d` can return before
+ * the server has dumped, and decisions made meanwhile would count as warm-up.
+ */
+async function dumped(file) {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if (/^(?:totals|summary): \d+/m.test(readFileSync(file, 'utf8'))) return;
+    } catch {
+      // Not there yet.
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`callgrind wrote no ${file}`);
+}
+
 /** The instructions of one callgrind dump file (its `totals:` or `summary:` line). */
 function instructions(file) {
   const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'));
@@ -125,6 +141,7 @@ async function count(name, inFlight) {
       const decide = decider(name, redis.client);
       await concurrent(decide, keys, KEYS, inFlight);
       redis.dump();
+      await dumped(join(dir, 'cg.out.1'));
       const { denied } = await concurrent(decide, keys, DECISIONS, inFlight);
       if (denied !== 0) throw new Error(`${name}: ${denied} denied`);
     } finally {
@@ -135,8 +152,7 @@ async function count(name, inFlight) {
     if (!files.includes('cg.out.1') || !files.includes('cg.out')) {
       throw new Error(`expected two callgrind dumps, found ${files.join(', ')}`);
     }
-    // callgrind_control -d asks for a dump and returns: on a loaded machine the dump can come
-    // after the measured decisions, which then land in the warm-up's file. Refuse that reading.
+    // A dump that came after the measured decisions would leave this file nearly empty.
     const counted = instructions(join(dir, 'cg.out'));
     if (counted < DECISIONS * 1000) {
       throw new Error(`${name}: ${counted} instructions for ${DECISIONS} decisions: a late dump?`);

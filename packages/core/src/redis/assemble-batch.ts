@@ -111,24 +111,26 @@ function memoRadix(body: string, memos: Map<string, string>): string {
 }
 
 /**
- * A fixedWindow or quota admission raises its key by the cost (`ws<n>`) to the value its fragment
- * computed (`wa<n>`: the value read plus the cost, the fragments' rule): the cache takes that
- * number, where `kval + ws` would convert the string GET read once more (Lua's `strtod`, about 1k
- * instructions, callgrind). In `one`, a key's first INCRBY of the run is the cost's own argument
- * string, written out as it came, where a number is printed first (`%.17g` before Redis 7.2,
- * about 1.9k; assemble.ts countFromArgument does the same for the one-call script); a second one
- * adds to it as a number (Lua converts the string). `many`'s cost is times `mult`: a number.
+ * A window kind's admission raises its key by `ws<n>` (the cost, times the radix for a sliding
+ * window) to the value its fragment computed (`wa<n>`: the value read plus `ws<n>`, the
+ * fragments' rule): the cache takes that number, where `kval + ws` would convert the string GET
+ * read once more (Lua's `strtod`, about 1k instructions, callgrind). In `one`, a fixedWindow or
+ * quota key's first INCRBY of the run is the cost's own argument string, written out as it came,
+ * where a number is printed first (`%.17g` before Redis 7.2, about 1.9k; assemble.ts
+ * countFromArgument does the same for the one-call script); a second one adds to it as a number
+ * (Lua converts the string). `many`'s cost is times `mult`: a number.
  */
 function countAsWritten(body: string, kinds: readonly PolicyKind[], inOne: boolean): string {
   let out = body;
   kinds.forEach((kind, i) => {
-    if (kind !== 'fixedWindow' && kind !== 'quota') return;
+    if (kind !== 'fixedWindow' && kind !== 'quota' && kind !== 'slidingWindow') return;
     const n = i + 1;
     const sum = `kval[key] = kval[key] + ws${n}\nif kpx[key] == nil then kinc[key] = (kinc[key] or 0) + ws${n} end`;
     if (!out.includes(sum)) throw new Error(`${kind}: expected the cached INCRBY of ws${n}`);
-    const first = inOne
-      ? `kinc[key] and kinc[key] + ws${n} or ARGV[ab + 2]`
-      : `(kinc[key] or 0) + ws${n}`;
+    const first =
+      inOne && kind !== 'slidingWindow'
+        ? `kinc[key] and kinc[key] + ws${n} or ARGV[ab + 2]`
+        : `(kinc[key] or 0) + ws${n}`;
     out = out.replace(sum, `kval[key] = wa${n}\nif kpx[key] == nil then kinc[key] = ${first} end`);
   });
   return out;
