@@ -140,7 +140,7 @@ describe('one lean script per combination of kinds', () => {
         // A window admission's count as its fragment wrote it (wa<n>), its first INCRBY the
         // cost's argument (assemble-batch.ts countAsWritten).
         .replace(
-          /^(\s*)kval\[(key)\] = wa(\d+)\n\s*if kpx\[\2\] == nil then kinc\[\2\] = (?:kinc\[\2\] and kinc\[\2\] \+ ws\3 or ARGV\[2\]|\(kinc\[\2\] or 0\) \+ ws\3) end$/gm,
+          /^(\s*)kval\[(key)\] = wa(\d+)\n\s*if kpx\[\2\] == nil then kinc\[\2\] = (?:kinc\[\2\] and kinc\[\2\] \+ ws\3 or (?:ARGV\[2\]|printed\[ws\3\] or digits\(ws\3\))|\(kinc\[\2\] or 0\) \+ ws\3) end$/gm,
           "$1redis.call('INCRBY', $2, ws$3)",
         )
         .replace(/\bkget\(([^()]+)\)/g, "redis.call('GET', $1)")

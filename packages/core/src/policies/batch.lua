@@ -72,6 +72,15 @@ local function num(s)
   end
   return n
 end
+-- An integer's decimal digits, formatted once per run: what a sliding window's INCRBY adds (its
+-- cost times its radix, the same for the calls of one limiter), which Redis 7.0 would print
+-- with %.17g per call (printed[n] or digits(n); fmt's %d is exact below 2^53).
+local printed = {}
+local function digits(n)
+  local s = fmt('%d', n)
+  printed[n] = s
+  return s
+end
 -- kval[key]: the key's value as the calls so far left it (false: no key); kpx[key]: the expiry
 -- of its last SET, in ms for PX and negated for PEXPIREAT (false: deleted), nil while unset;
 -- kinc[key]: what INCRBYs added, written out only when no SET or DEL is pending (an INCRBY adds

@@ -117,8 +117,10 @@ function memoRadix(body: string, memos: Map<string, string>): string {
  * read once more (Lua's `strtod`, about 1k instructions, callgrind). In `one`, a fixedWindow or
  * quota key's first INCRBY of the run is the cost's own argument string, written out as it came,
  * where a number is printed first (`%.17g` before Redis 7.2, about 1.9k; assemble.ts
- * countFromArgument does the same for the one-call script); a second one adds to it as a number
- * (Lua converts the string). `many`'s cost is times `mult`: a number.
+ * countFromArgument does the same for the one-call script); a sliding window's, the digits of
+ * cost × radix, formatted once per run (batch.lua `digits`). A second INCRBY of a key adds to it
+ * as a number (Lua converts the string). `many`'s fixedWindow or quota cost is times `mult`: a
+ * number.
  */
 function countAsWritten(body: string, kinds: readonly PolicyKind[], inOne: boolean): string {
   let out = body;
@@ -128,9 +130,11 @@ function countAsWritten(body: string, kinds: readonly PolicyKind[], inOne: boole
     const sum = `kval[key] = kval[key] + ws${n}\nif kpx[key] == nil then kinc[key] = (kinc[key] or 0) + ws${n} end`;
     if (!out.includes(sum)) throw new Error(`${kind}: expected the cached INCRBY of ws${n}`);
     const first =
-      inOne && kind !== 'slidingWindow'
-        ? `kinc[key] and kinc[key] + ws${n} or ARGV[ab + 2]`
-        : `(kinc[key] or 0) + ws${n}`;
+      kind === 'slidingWindow'
+        ? `kinc[key] and kinc[key] + ws${n} or printed[ws${n}] or digits(ws${n})`
+        : inOne
+          ? `kinc[key] and kinc[key] + ws${n} or ARGV[ab + 2]`
+          : `(kinc[key] or 0) + ws${n}`;
     out = out.replace(sum, `kval[key] = wa${n}\nif kpx[key] == nil then kinc[key] = ${first} end`);
   });
   return out;
