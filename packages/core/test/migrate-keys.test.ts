@@ -127,21 +127,21 @@ describe('migrate calls', () => {
       v: 'one' | 'batch',
       ...a: Parameters<typeof compileScript> extends [unknown, ...infer R] ? R : never
     ) => compileScript(v, ...a).sha1;
-    expect(sha('one', [...K], all)).toBe('be3aa7634b2482804bdae72f3684aebe3c5ac3fb');
-    expect(sha('one', [...K], all, [], true)).toBe('816912e4566e2162bf9d305442533a941a3806ee');
+    expect(sha('one', [...K], all)).toBe('1c7df9374dd9d81f8d1d50ee54704617ee5c3c0f');
+    expect(sha('one', [...K], all, [], true)).toBe('967fa73b4760ba1d71fd1c075268c6baabe4f2ba');
     expect(sha('one', [...mixed], [false, true], [true, false])).toBe(
-      '7adac7a91c02e167fdda5c44c61be8f1bf3b84ee',
+      'd3c52e5d45c1b4f9b33e9d96f6739703be0dfbac',
     );
     expect(sha('one', [...mixed], [false, true], [true, false], true)).toBe(
-      'd8c58bf3f9b7d24895b541e770c95fb9eb0630cc',
+      '423dc9ad88f87737e6d344a1451fe0327a527a2c',
     );
-    expect(sha('batch', [...K], all)).toBe('5b53355daa6b8fb19b17772dddcc1efcaa278c3d');
-    expect(sha('batch', [...K], all, [], true)).toBe('3501098614efa187976523db9ca543ccde422921');
+    expect(sha('batch', [...K], all)).toBe('7d216d7e3ad2b05cada92ed3b206689a25da8a31');
+    expect(sha('batch', [...K], all, [], true)).toBe('eda4dfed707e7cb4cc1b91674eebfc4bc6560216');
     expect(sha('batch', [...mixed], [false, true], [true, false])).toBe(
-      '3d0bff7eb7ed3fdd842989aff60731bc63df2c29',
+      '88c76d891c806a7332a5e5cb398bb671cafa4ddb',
     );
     expect(sha('batch', [...mixed], [false, true], [true, false], true)).toBe(
-      '6423b3ccada4e768f32f9e1435120e86be3c1df9',
+      '1df0ede4d0d9965f6683a43c197707a9907938bc',
     );
   });
 });

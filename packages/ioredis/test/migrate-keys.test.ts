@@ -419,7 +419,7 @@ describe('migrateKeys off: the scripts and calls are those of 1.0', () => {
     expect(migrating.source).toContain("redis.call('GET', KEYS[6])");
   });
 
-  it('the largest script (16 policies, every kind, blocks, overrides, shadow) loads', async () => {
+  it('the largest scripts (8 and 16 policies, every kind, blocks, overrides, shadow) load', async () => {
     const makers = [
       (i: number) => fixedWindow({ limit: 5, window: 1000 + i, blockFor: '1m' }),
       (i: number) => slidingWindow({ limit: 5, window: 1000 + i }),
@@ -428,12 +428,16 @@ describe('migrateKeys off: the scripts and calls are those of 1.0', () => {
       (i: number) => leakyBucket({ limit: 5, interval: 1000 + i, queue: 2 }),
       (i: number) => quota({ limit: 5, per: 'day', name: `q${i}` }),
     ];
-    const policies = Array.from({ length: 16 }, (_, i) => makers[i % makers.length]!(i));
-    for (const overrides of [false, true]) {
-      // With per-policy costs too (their own variant: one more local, two per policy's block).
-      for (const costs of [false, true]) {
-        const { source, sha1 } = scriptFor(policies, overrides, '0.1', costs);
-        expect(await redis.script('LOAD', source)).toBe(sha1);
+    // 8: the most policies whose script reads its globals through locals (assemble.ts); 16.
+    for (const count of [8, 16]) {
+      const policies = Array.from({ length: count }, (_, i) => makers[i % makers.length]!(i));
+      for (const overrides of [false, true]) {
+        // With per-policy costs too (their own variant: one more local, two per policy's block).
+        for (const costs of [false, true]) {
+          const { source, sha1 } = scriptFor(policies, overrides, '0.1', costs);
+          expect(source.includes('local KEYS, ARGV, redis, tonumber')).toBe(count === 8);
+          expect(await redis.script('LOAD', source)).toBe(sha1);
+        }
       }
     }
   });
