@@ -105,12 +105,7 @@ describe('one lean script per combination of kinds', () => {
     for (const kinds of combos) {
       // The one-call script raises a fixedWindow or quota key by the cost's own argument
       // (assemble.ts countFromArgument), where the shared body has ws<n>: back to the body.
-      // And writes at an absolute expiry as SET … PXAT where Redis says its version (assemble.ts
-      // setAt), where the shared body has SET, then PEXPIREAT: back to the body.
-      let one = assembleScript(kinds).replace(
-        /^( *)if redis\.REDIS_VERSION_NUM then\n *redis\.call\('SET', [^\n]+, 'PXAT', [^\n]+\)\n *else\n *(redis\.call\('SET', [^\n]+\))\n *(redis\.call\('PEXPIREAT', [^\n]+\))\n *end$/gm,
-        '$1$2\n$1$3',
-      );
+      let one = assembleScript(kinds);
       kinds.forEach((kind, i) => {
         if (kind === 'fixedWindow' || kind === 'quota') {
           one = one.replace(

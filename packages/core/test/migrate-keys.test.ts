@@ -127,21 +127,21 @@ describe('migrate calls', () => {
       v: 'one' | 'batch',
       ...a: Parameters<typeof compileScript> extends [unknown, ...infer R] ? R : never
     ) => compileScript(v, ...a).sha1;
-    expect(sha('one', [...K], all)).toBe('c4582d9d0a2012d60f6dcae349657314c6d36106');
-    expect(sha('one', [...K], all, [], true)).toBe('9f2d504d6d3120b0753ab7891f29735b58b6654e');
+    expect(sha('one', [...K], all)).toBe('1c7df9374dd9d81f8d1d50ee54704617ee5c3c0f');
+    expect(sha('one', [...K], all, [], true)).toBe('967fa73b4760ba1d71fd1c075268c6baabe4f2ba');
     expect(sha('one', [...mixed], [false, true], [true, false])).toBe(
-      '63692f89837a900776429ceb2263d2ffb009e634',
+      'd3c52e5d45c1b4f9b33e9d96f6739703be0dfbac',
     );
     expect(sha('one', [...mixed], [false, true], [true, false], true)).toBe(
-      '33ecb289f693dcaca2757c3ae18e7d518c08dd93',
+      '423dc9ad88f87737e6d344a1451fe0327a527a2c',
     );
-    expect(sha('batch', [...K], all)).toBe('73d0f589a944aaf6e863d8d930341cf63bab8a6a');
-    expect(sha('batch', [...K], all, [], true)).toBe('933d365062d4dc2ccb67883ed4631ba593499bb9');
+    expect(sha('batch', [...K], all)).toBe('7d216d7e3ad2b05cada92ed3b206689a25da8a31');
+    expect(sha('batch', [...K], all, [], true)).toBe('eda4dfed707e7cb4cc1b91674eebfc4bc6560216');
     expect(sha('batch', [...mixed], [false, true], [true, false])).toBe(
-      'ff4058d2542294bf4accada2efec9f2a6d0dafdf',
+      '88c76d891c806a7332a5e5cb398bb671cafa4ddb',
     );
     expect(sha('batch', [...mixed], [false, true], [true, false], true)).toBe(
-      '5f543e56668d5834f8b53b4527b457fcc15606a2',
+      '1df0ede4d0d9965f6683a43c197707a9907938bc',
     );
   });
 });

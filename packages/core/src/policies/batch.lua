@@ -99,25 +99,15 @@ local function kget(key)
   end
   return v
 end
--- A write at an absolute expiry: one SET … PXAT where Redis says its version (7.0 and later;
--- PXAT came in 6.2), else SET, then PEXPIREAT (as the one-call script, assemble.ts setAt).
-local pxat = redis.REDIS_VERSION_NUM ~= nil
-local function kset_at(key, v, at)
-  if pxat then
-    redis.call('SET', key, v, 'PXAT', at)
-  else
-    redis.call('SET', key, v)
-    redis.call('PEXPIREAT', key, at)
-  end
-end
--- unit: 'PX' (px ms from the write) or 'PEXPIREAT' (px an absolute ms: kset_at).
+-- unit: 'PX' (px ms from the write) or 'PEXPIREAT' (px an absolute ms: SET, then PEXPIREAT).
 local function kset(key, v, px, unit)
   if px ~= px or px < 1 or px % 1 ~= 0 then
     -- An expiry Redis refuses: its command raises its own error now, as it would have alone.
     if unit == 'PX' then
       redis.call('SET', key, v, 'PX', px)
     else
-      kset_at(key, v, px)
+      redis.call('SET', key, v)
+      redis.call('PEXPIREAT', key, px)
     end
   end
   kval[key] = v
@@ -137,7 +127,8 @@ local function kflush(key)
     if px > 0 then
       redis.call('SET', key, kval[key], 'PX', px)
     else
-      kset_at(key, kval[key], -px)
+      redis.call('SET', key, kval[key])
+      redis.call('PEXPIREAT', key, -px)
     end
   elseif px == false then
     redis.call('DEL', key)

@@ -465,28 +465,7 @@ export function assembleScript(
   }
   out.push(...helpersFor(fragments));
   out.push(...callBody(fragments, kinds, blocking, ONE_CALL, shadowing, overrides, migrate, costs));
-  return setAt(countFromArgument(`${out.join('\n')}\n`, kinds, costs));
-}
-
-/**
- * A write at an absolute expiry, `SET` then `PEXPIREAT` in the fragments (a window's first write
- * on the server clock, a refund), as one `SET … PXAT` where Redis says its version
- * (`redis.REDIS_VERSION_NUM`: 7.0 and later; PXAT came in 6.2): a command less, about 10k
- * instructions of a first write's ~65k (callgrind). Older servers keep the two commands. The
- * batch script does the same in its cache's writes (batch.lua kset_at).
- */
-export function setAt(script: string): string {
-  const pair =
-    /^( *)redis\.call\('SET', ([^,()]+), ([^\n]+)\)\n *redis\.call\('PEXPIREAT', \2, ([^\n]+)\)$/gm;
-  // The version is read where it is needed, not into a local: the largest script (16
-  // policies) has as many locals as Lua allows a function (200).
-  return script.replace(
-    pair,
-    (_, pad: string, key: string, value: string, at: string) =>
-      `${pad}if redis.REDIS_VERSION_NUM then\n${pad}  redis.call('SET', ${key}, ${value}, 'PXAT', ${at})\n` +
-      `${pad}else\n${pad}  redis.call('SET', ${key}, ${value})\n` +
-      `${pad}  redis.call('PEXPIREAT', ${key}, ${at})\n${pad}end`,
-  );
+  return countFromArgument(`${out.join('\n')}\n`, kinds, costs);
 }
 
 /**

@@ -13,7 +13,6 @@ import type { ScriptRunner } from './runner.js';
 /**
  * The batch script of one combination of kinds, how many KEYS and ARGV a call takes, and whether
  * identical calls may go as one entry (batch.lua, Repeats).
- * @internal
  */
 export interface BatchScript extends LimitScript {
   readonly keysPerCall: number;
@@ -28,9 +27,7 @@ const overridingByPolicies = new WeakMap<readonly Policy[], BatchScript>();
 
 /**
  * The batch script for calls with these policies (`overrides`: calls that read override keys);
- * cached per policies array, like `scriptFor`. Exported for the stores' own tests: its ARGV
- * layout (batch.lua) may change in any release.
- * @internal
+ * cached per policies array, like `scriptFor`.
  */
 export function batchScriptFor(policies: readonly Policy[], overrides = false): BatchScript {
   const cache = overrides ? overridingByPolicies : byPolicies;

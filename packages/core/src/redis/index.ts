@@ -1,6 +1,5 @@
 // `@floodgate/core/redis`: what the author of a Redis-protocol store needs. An adapter hands
 // `RedisStore` a `RedisTransport`; the script helpers are for running the script by other means.
-export { type BatchScript, batchScriptFor } from './batch.js';
 export { type LimitScript, scriptFor, scriptForKinds } from './lua.js';
 export type { RedisStoreOptions } from './options.js';
 export { decodeScriptReply, encodeScriptArgs, type ScriptReply } from './protocol.js';
