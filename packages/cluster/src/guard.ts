@@ -53,9 +53,16 @@ export class ShardGuard {
 
   /**
    * `task` on shard `index`, given up at `deadline` (a `performance.now()` instant) when there
-   * is one. Rejects with a `STORE_*` error naming the shard, or with the task's own caller error.
+   * is one, or at what `until` reads then, when later: the shard's store holds a call back while
+   * it is busy, and says when its caller stops waiting (`Store.waitUntil`). Rejects with a
+   * `STORE_*` error naming the shard, or with the task's own caller error.
    */
-  run<T>(index: number, task: (store: Store) => Promise<T>, deadline?: number): Promise<T> {
+  run<T>(
+    index: number,
+    task: (store: Store) => Promise<T>,
+    deadline?: number,
+    until?: () => number | undefined,
+  ): Promise<T> {
     const shard = this.#shards[index]!;
     const breaker = this.#breakers[index];
     // Past 2^31 - 1 ms a timer fires at once: such a deadline is as good as none.
@@ -86,26 +93,33 @@ export class ShardGuard {
     }
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      // The deadline the timer is armed for; it moves only when the shard's store moves it.
+      let armedFor = deadline;
+      const expire = () => {
+        if (settled) return;
+        // Read after pending I/O too (the answers that came meanwhile move a busy shard's
+        // deadline), as the limiter reads it. A deadline that did not move expires now, even a
+        // ms early (a timer may fire so): the shard's failure is counted before the limiter
+        // decides, as without `until`.
+        const later = until?.();
+        if (later !== undefined && armedFor !== undefined && later > armedFor) {
+          armedFor = later;
+          const more = Math.max(1, Math.ceil(later - performance.now()));
+          timer = setTimeout(() => afterIo(expire), Math.min(MAX_TIMER, more));
+          return;
+        }
+        settled = true;
+        const error = new FloodgateError(
+          'STORE_TIMEOUT',
+          `shard "${shard.name}" did not answer within ${Math.ceil(left!)} ms`,
+        );
+        breaker?.failure(error);
+        this.health.failed(index, error);
+        reject(error);
+      };
       // Armed before the limiter's timer, for no longer: its check phase comes first, so the
       // shard's failure is counted (and its breaker may open) before the limiter decides.
-      const timer =
-        left === undefined
-          ? undefined
-          : setTimeout(
-              () =>
-                afterIo(() => {
-                  if (settled) return;
-                  settled = true;
-                  const error = new FloodgateError(
-                    'STORE_TIMEOUT',
-                    `shard "${shard.name}" did not answer within ${Math.ceil(left)} ms`,
-                  );
-                  breaker?.failure(error);
-                  this.health.failed(index, error);
-                  reject(error);
-                }),
-              left,
-            );
+      let timer = left === undefined ? undefined : setTimeout(() => afterIo(expire), left);
       pending.then(
         (result) => {
           // A late answer after the deadline was counted as a failure: it changes nothing.

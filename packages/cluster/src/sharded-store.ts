@@ -19,25 +19,9 @@ import type { ShardHealth } from './health.js';
 import { mergeResults, untilOf } from './migration.js';
 import { type ShardedStoreOptions, validate } from './options.js';
 import { type Contender, hashTagOf, pick, seedOf } from './rendezvous.js';
+import { type Until, untilOn, withDeadline } from './sent.js';
 import { type Shard, type ShardSpec, toOldShards, toShards } from './shards.js';
 import { watchShards } from './watch.js';
-
-/** `call` with another deadline; the limiter's call object may be a class, so fields are copied. */
-function withDeadline(call: StoreCall, deadline: number): StoreCall {
-  const copy: StoreCall = {
-    keys: call.keys,
-    policies: call.policies,
-    cost: call.cost,
-    mode: call.mode,
-    deadline,
-    // The override and 0.1 keys are among `keys`: the shard must know to read them.
-    ...(call.overrides === true ? { overrides: true } : {}),
-    ...(call.migrate === undefined ? {} : { migrate: call.migrate }),
-    ...(call.costs === undefined ? {} : { costs: call.costs }),
-  };
-  if (call.identity === undefined) return copy;
-  return { ...copy, identity: call.identity, prefix: call.prefix };
-}
 
 /** The old list of a migration, as the hashing needs it. */
 interface OldTopology {
@@ -104,6 +88,8 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
   readonly #timeoutMs: number | undefined;
   readonly #old: OldTopology | undefined;
   readonly #fleet: FleetWatch | undefined;
+  /** Where each extendable call went: its shard's reading of when the caller stops waiting. */
+  readonly #until = new WeakMap<StoreCall, Until>();
 
   constructor(stores: readonly (Store | ShardSpec)[], options: ShardedStoreOptions = {}) {
     validate(options);
@@ -216,7 +202,11 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
     const sent =
       deadline === undefined || deadline === call.deadline ? call : withDeadline(call, deadline);
     const before = this.#previous(call.keys[0]!, owner);
-    const on = (index: number) => this.#guard.run(index, (s) => s.evaluate(sent), deadline);
+    const on = (index: number) => {
+      const until = untilOn(this.#shards[index]!.store, sent);
+      if (until !== undefined) this.#until.set(call, until);
+      return this.#guard.run(index, (s) => s.evaluate(sent), deadline, until);
+    };
     if (before === undefined) return on(owner);
     if (call.mode === 'peek') {
       const [was, is] = await Promise.allSettled([on(before), on(owner)]);
@@ -235,6 +225,18 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
       // Its failure is on its health record; the old owner has already decided and charged.
       return was;
     }
+  }
+
+  /**
+   * When the caller of `call` stops waiting: the reading of the shard that has it, when that
+   * shard's store may hold calls back while it is busy (a Redis store in a burst), else the
+   * call's deadline. Without it, a burst on shards that answered as fast as they could timed out
+   * in this process, counted as the shards' failures, and opened their breakers (issue 35).
+   * @beta
+   */
+  waitUntil(call: StoreCall): number | undefined {
+    const until = this.#until.get(call);
+    return until === undefined ? call.deadline : until();
   }
 
   /**
