@@ -8,9 +8,11 @@ import { replayRepeats } from './replay.js';
 export interface Pending {
   readonly call: StoreCall;
   readonly now: number | undefined;
-  readonly deadline: number | undefined;
+  deadline: number | undefined;
   /** When its caller stops waiting, on this host's clock (`Batcher.submit`). */
-  readonly until: number;
+  until: number;
+  /** Its timeoutMs, to run from when it is sent, for a caller that asks `waitUntil`. */
+  readonly budget: number | undefined;
   resolve(results: readonly PolicyResult[]): void;
   reject(error: unknown): void;
 }

@@ -111,11 +111,12 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     // client's: the keys of one script must share a slot.
     this.#batcher =
       maxBatch > 0 && replicas === undefined && transport.canBatch
-        ? new Batcher(maxBatch, this.#runner)
+        ? new Batcher(maxBatch, this.#runner, (call, until) => this.#window.sentLate(call, until))
         : undefined;
     // A batching store's calls share runs; a cluster client's go one run each (window.ts).
     this.#window = new SendWindow(
-      (call, deadline, now) => this.#dispatch(call, deadline, now === null ? this.#clock() : now),
+      (call, deadline, now, budget) =>
+        this.#dispatch(call, deadline, now === null ? this.#clock() : now, budget),
       this.#batcher === undefined ? LONE_IN_FLIGHT : BATCHED_IN_FLIGHT,
     );
     this.#leases = leaseCalls(this.#runner, () => this.#clock());
@@ -280,6 +281,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     call: StoreCall,
     local: number | undefined,
     now: number | undefined,
+    budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
     const deadline =
       local !== undefined && this.#needsOffset(call)
@@ -288,7 +290,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     // A call migrating keys from 0.1, or with per-policy costs (a settle), runs alone: the batch
     // script holds neither.
     if (this.#batcher !== undefined && call.migrate === undefined && call.costs === undefined) {
-      return this.#batcher.submit(call, now, deadline, local ?? Number.POSITIVE_INFINITY);
+      return this.#batcher.submit(call, now, deadline, local ?? Number.POSITIVE_INFINITY, budget);
     }
     return this.#runner.one(call, now, deadline);
   }

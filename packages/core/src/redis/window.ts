@@ -36,6 +36,7 @@ type Send = (
   call: StoreCall,
   deadline: number | undefined,
   now: number | undefined | null,
+  budget: number | undefined,
 ) => Promise<readonly PolicyResult[]>;
 
 /** A call held back: how its caller is answered, and how long it may wait. */
@@ -80,6 +81,8 @@ export class SendWindow {
   #wireHead = 0;
   /** Held calls, from held until their run settles: what `waitUntil` reads. */
   readonly #held = new Map<StoreCall, Held>();
+  /** Calls sent at once but written later (`sentLate`), until their run settles: their until. */
+  readonly #late = new Map<StoreCall, number>();
   readonly #send: Send;
   readonly #max: number;
 
@@ -109,9 +112,9 @@ export class SendWindow {
       if (budget !== undefined && at + budget > deadline! + 1) {
         deadline = at + budget;
         this.#held.set(call, this.#record(call, budget, at, deadline));
-        return this.#sendRecorded(call, deadline, now);
+        return this.#sendRecorded(call, deadline, now, budget);
       }
-      return this.#out(this.#send(call, deadline, now), deadline);
+      return this.#out(this.#send(call, deadline, now, budget), deadline, call);
     }
     // No deadline (timeoutMs: false): it waits as long as it takes, as its caller does.
     const spend =
@@ -143,10 +146,11 @@ export class SendWindow {
     call: StoreCall,
     deadline: number | undefined,
     now: number | undefined | null,
+    budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
     let run: Promise<readonly PolicyResult[]>;
     try {
-      run = this.#send(call, deadline, now);
+      run = this.#send(call, deadline, now, budget);
     } catch (error) {
       run = Promise.reject(error);
     }
@@ -154,7 +158,19 @@ export class SendWindow {
       this.#held.delete(call);
     };
     run.then(forget, forget);
-    return this.#out(run, deadline);
+    return this.#out(run, deadline, call);
+  }
+
+  /**
+   * The batcher wrote `call` later than it was given it (this process was busy in between, as
+   * while it makes a burst of thousands in one tick) and sent it with its budget from then: its
+   * caller now waits until `until`. The run's place on the wire still ends at its first
+   * deadline: a few more runs may go out meanwhile, which only a burst like that sees.
+   */
+  sentLate(call: StoreCall, until: number): void {
+    const held = this.#held.get(call);
+    if (held !== undefined) held.sent = until;
+    else this.#late.set(call, until);
   }
 
   /**
@@ -165,7 +181,9 @@ export class SendWindow {
    */
   waitUntil(call: StoreCall): number | undefined {
     const held = this.#held.get(call);
-    if (held === undefined) return call.deadline;
+    if (held === undefined) {
+      return this.#late.size === 0 ? call.deadline : (this.#late.get(call) ?? call.deadline);
+    }
     if (held.sent !== undefined) return held.sent;
     const until = this.#until(held);
     if (until <= performance.now()) this.#drop(held);
@@ -200,6 +218,7 @@ export class SendWindow {
   #out(
     run: Promise<readonly PolicyResult[]>,
     until: number | undefined,
+    call: StoreCall,
   ): Promise<readonly PolicyResult[]> {
     const wire: Wire = { until: until ?? Number.POSITIVE_INFINITY, gone: false };
     this.#wire.push(wire);
@@ -209,6 +228,7 @@ export class SendWindow {
         wire.gone = true;
         this.#inFlight--;
       }
+      if (this.#late.size !== 0) this.#late.delete(call);
       this.#lastAnswer = performance.now();
       this.#trim(this.#lastAnswer);
       if (this.#head < this.#queue.length) this.#drain();
@@ -264,7 +284,11 @@ export class SendWindow {
           ? held.call.deadline
           : now + held.budget;
       held.sent = deadline ?? Number.POSITIVE_INFINITY;
-      this.#sendRecorded(held.call, deadline, null).then(held.resolve, held.reject);
+      const budget =
+        held.call.extendable !== true || held.budget === Number.POSITIVE_INFINITY
+          ? undefined
+          : held.budget;
+      this.#sendRecorded(held.call, deadline, null, budget).then(held.resolve, held.reject);
     }
     if (this.#head === this.#queue.length) {
       this.#queue.length = 0;

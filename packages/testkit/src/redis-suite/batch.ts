@@ -12,6 +12,7 @@ import {
 import { startFaultProxy } from '../fault-proxy.js';
 import { commandCalls, delta, rng } from '../redis-inspect.js';
 import { redisCommand } from '../resp.js';
+import { busyBatchTests } from './batch-busy.js';
 import { hotIdentityTests } from './batch-hot.js';
 import { loneCallTests } from './batch-lone.js';
 import { repeatsTests } from './batch-repeats.js';
@@ -164,6 +165,7 @@ export function redisBatchTests<C>(api: RedisSuiteApi, options: RedisBatchTestsO
       hotIdentityTests(api, adapter, server, tag, options.seed ?? 10);
       repeatsTests(api, adapter, server, tag, options.seed ?? 10);
       loneCallTests(api, adapter, server, tag);
+      busyBatchTests(api, adapter, server, tag);
 
       it('a call past its deadline inside a batch charges nothing; its batch-mates are charged', async () => {
         const client = await openClient(adapter, server().url);
