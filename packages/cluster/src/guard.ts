@@ -95,6 +95,7 @@ export class ShardGuard {
       let settled = false;
       // The deadline the timer is armed for; it moves only when the shard's store moves it.
       let armedFor = deadline;
+      const began = performance.now();
       const expire = () => {
         if (settled) return;
         // Read after pending I/O too (the answers that came meanwhile move a busy shard's
@@ -109,9 +110,10 @@ export class ShardGuard {
           return;
         }
         settled = true;
+        // What it waited in all: its deadline, or the later one its store moved it to.
         const error = new FloodgateError(
           'STORE_TIMEOUT',
-          `shard "${shard.name}" did not answer within ${Math.ceil(left!)} ms`,
+          `shard "${shard.name}" did not answer within ${Math.ceil(armedFor! - began)} ms`,
         );
         breaker?.failure(error);
         this.health.failed(index, error);

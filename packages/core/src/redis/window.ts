@@ -279,15 +279,12 @@ export class SendWindow {
         continue;
       }
       // Its budget from now for a caller that asks `waitUntil`; else the deadline it came with.
-      const deadline =
-        held.call.extendable !== true || held.budget === Number.POSITIVE_INFINITY
-          ? held.call.deadline
-          : now + held.budget;
-      held.sent = deadline ?? Number.POSITIVE_INFINITY;
       const budget =
-        held.call.extendable !== true || held.budget === Number.POSITIVE_INFINITY
-          ? undefined
-          : held.budget;
+        held.call.extendable === true && held.budget !== Number.POSITIVE_INFINITY
+          ? held.budget
+          : undefined;
+      const deadline = budget === undefined ? held.call.deadline : now + budget;
+      held.sent = deadline ?? Number.POSITIVE_INFINITY;
       this.#sendRecorded(held.call, deadline, null, budget).then(held.resolve, held.reject);
     }
     if (this.#head === this.#queue.length) {
