@@ -6,6 +6,7 @@ import type { Policy } from '../types.js';
 import { argCount } from './assemble.js';
 import { repeatable } from './assemble-batch.js';
 import { type Pending, readBatch, sameCall, writeBlocks } from './batch-entries.js';
+import type { LoneSender } from './lone.js';
 import { blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeResults, decodeScriptReply } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
@@ -110,7 +111,9 @@ export class Batcher {
    */
   readonly #inFlight = new Map<Promise<unknown>, number>();
 
-  readonly #onLate: ((call: StoreCall, until: number) => void) | undefined;
+  readonly #onLate: ((call: StoreCall, until: number, at: number) => void) | undefined;
+  /** How a call that goes alone at once is run (lone.ts: its tick may yet run long). */
+  readonly #lone: LoneSender | undefined;
 
   /**
    * `onLate`: told of a call sent later than it was queued here (this process was busy in
@@ -119,11 +122,13 @@ export class Batcher {
   constructor(
     maxCalls: number,
     runner: ScriptRunner,
-    onLate?: (call: StoreCall, until: number) => void,
+    onLate?: (call: StoreCall, until: number, at: number) => void,
+    lone?: LoneSender,
   ) {
     this.#max = maxCalls;
     this.#runner = runner;
     this.#onLate = onLate;
+    this.#lone = lone;
   }
 
   /**
@@ -142,7 +147,7 @@ export class Batcher {
     // At once only with no run in flight and no flush awaited: a call queued for the next tick
     // must not be overtaken on its keys, and callers woken together go together (`hold`).
     if (!this.#scheduled && (this.#inFlight.size === 0 || this.#idle())) {
-      return this.#one(call, now, deadline, until);
+      return this.#one(call, now, deadline, until, budget);
     }
     const script = batchScriptFor(call.policies, call.overrides);
     return new Promise((resolve, reject) => {
@@ -193,8 +198,13 @@ export class Batcher {
     now: number | undefined,
     deadline: number | undefined,
     until: number,
+    budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
-    return this.#track(this.#runner.one(call, now, deadline), until);
+    const run =
+      this.#lone === undefined
+        ? this.#runner.one(call, now, deadline)
+        : this.#lone.submit(call, now, deadline, until, budget);
+    return this.#track(run, until);
   }
 
   /** Counts `run` as in flight until it settles (or `#idle` finds it past `until`); returns it. */
@@ -233,14 +243,15 @@ export class Batcher {
       if (until <= p.until + 1) continue;
       p.until = until;
       p.deadline = this.#runner.offset.toRedis(until);
-      this.#onLate?.(p.call, until);
+      this.#onLate?.(p.call, until, now);
     }
   }
 
   #dispatch(script: BatchScript, group: Pending[]): void {
     if (group.length === 1) {
       const p = group[0]!;
-      this.#one(p.call, p.now, p.deadline, p.until).then(p.resolve, p.reject);
+      // Sent at this tick's end, its deadline from then (`#sentLate`): nothing more to move.
+      this.#one(p.call, p.now, p.deadline, p.until, undefined).then(p.resolve, p.reject);
     } else {
       void this.#many(script, group);
     }

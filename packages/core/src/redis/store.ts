@@ -14,6 +14,7 @@ import {
 } from './changes.js';
 import { KeyOrder } from './key-order.js';
 import { leaseCalls } from './lease.js';
+import { LoneSender } from './lone.js';
 import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
 import { overrideCalls } from './overrides.js';
 import { ScriptRunner } from './runner.js';
@@ -67,6 +68,8 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
   readonly #runner: ScriptRunner;
   /** Decided here, once: undefined runs every call alone. */
   readonly #batcher: Batcher | undefined;
+  /** How a call that runs alone reaches the client: at its tick's end (lone.ts). */
+  readonly #lone: LoneSender;
   readonly #order = new KeyOrder();
   /** The calls on the wire, and the ones waiting for a place (window.ts). */
   readonly #window: SendWindow;
@@ -109,9 +112,10 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     this.#runner = new ScriptRunner(transport, replicas, this.clockNow);
     // Strict mode pairs each script run with its own WAIT: never batched. Nor is a cluster
     // client's: the keys of one script must share a slot.
+    this.#lone = new LoneSender(this.#runner, this.#sentLate);
     this.#batcher =
       maxBatch > 0 && replicas === undefined && transport.canBatch
-        ? new Batcher(maxBatch, this.#runner, (call, until) => this.#window.sentLate(call, until))
+        ? new Batcher(maxBatch, this.#runner, this.#sentLate, this.#lone)
         : undefined;
     // A batching store's calls share runs; a cluster client's go one run each (window.ts).
     this.#window = new SendWindow(
@@ -292,8 +296,12 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     if (this.#batcher !== undefined && call.migrate === undefined && call.costs === undefined) {
       return this.#batcher.submit(call, now, deadline, local ?? Number.POSITIVE_INFINITY, budget);
     }
-    return this.#runner.one(call, now, deadline);
+    return this.#lone.submit(call, now, deadline, local ?? Number.POSITIVE_INFINITY, budget);
   }
+
+  readonly #sentLate = (call: StoreCall, until: number, at: number): void => {
+    this.#window.sentLate(call, until, at);
+  };
 
   /** The `TIME` in flight, or a new one; forgotten once settled (a failed one is tried again). */
   #sharedProbe(firstKey: string): Promise<void> {

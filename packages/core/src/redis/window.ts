@@ -58,7 +58,8 @@ const noop = (): void => {};
 
 /** A run on the wire: its deadline, and whether it no longer counts (settled, or past it). */
 interface Wire {
-  readonly until: number;
+  until: number;
+  readonly call: StoreCall;
   gone: boolean;
 }
 
@@ -74,6 +75,12 @@ export class SendWindow {
   #inFlight = 0;
   /** `performance.now()` of the last run that settled: the store's last sign of life. */
   #lastAnswer = Number.NEGATIVE_INFINITY;
+  /**
+   * When runs made earlier were last handed to the client late (`sentLate`): this process was
+   * busy until then, so the store could not have been asked, nor heard, before it. Its silence
+   * counts from the later of the two.
+   */
+  #wroteLate = Number.NEGATIVE_INFINITY;
   readonly #queue: Held[] = [];
   #head = 0;
   /** The runs on the wire in the order sent, from `#wireHead` on. */
@@ -162,12 +169,13 @@ export class SendWindow {
   }
 
   /**
-   * The batcher wrote `call` later than it was given it (this process was busy in between, as
-   * while it makes a burst of thousands in one tick) and sent it with its budget from then: its
-   * caller now waits until `until`. The run's place on the wire still ends at its first
-   * deadline: a few more runs may go out meanwhile, which only a burst like that sees.
+   * The store handed `call` to the client at `at`, later than it was given it (this process was
+   * busy in between, as while it makes a burst of thousands in one tick: batch.ts, lone.ts), with
+   * its budget from then: its caller now waits until `until`, and its run keeps its place on the
+   * wire as long.
    */
-  sentLate(call: StoreCall, until: number): void {
+  sentLate(call: StoreCall, until: number, at: number): void {
+    if (at > this.#wroteLate) this.#wroteLate = at;
     const held = this.#held.get(call);
     if (held !== undefined) held.sent = until;
     else this.#late.set(call, until);
@@ -198,7 +206,7 @@ export class SendWindow {
     if (held.call.extendable !== true) return held.call.deadline ?? Number.POSITIVE_INFINITY;
     const moved = Math.max(
       held.call.deadline ?? Number.POSITIVE_INFINITY,
-      this.#lastAnswer + held.budget,
+      Math.max(this.#lastAnswer, this.#wroteLate) + held.budget,
     );
     return Math.min(moved, held.cap);
   }
@@ -220,7 +228,7 @@ export class SendWindow {
     until: number | undefined,
     call: StoreCall,
   ): Promise<readonly PolicyResult[]> {
-    const wire: Wire = { until: until ?? Number.POSITIVE_INFINITY, gone: false };
+    const wire: Wire = { until: until ?? Number.POSITIVE_INFINITY, call, gone: false };
     this.#wire.push(wire);
     this.#inFlight++;
     const settled = (): void => {
@@ -245,6 +253,12 @@ export class SendWindow {
       const w = wire[at]!;
       if (!w.gone) {
         if (w.until > now) break;
+        // Handed over late, its deadline moved with it (`sentLate`); rare, so looked up here.
+        const late = this.#late.get(w.call) ?? this.#held.get(w.call)?.sent;
+        if (late !== undefined && late > now) {
+          w.until = late;
+          break;
+        }
         w.gone = true;
         this.#inFlight--;
       }

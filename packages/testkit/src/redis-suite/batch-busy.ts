@@ -42,8 +42,9 @@ export function busyBatchTests<C>(
       await limiter.limit('warm');
       await limiter.limit('warm');
       // The opener goes at once, alone; the ten made while it is in flight wait for the next
-      // tick's batch, which comes only after this process is done being busy. (The opener is
-      // the client's: node-redis, for one, writes it only after the stall, its deadline spent.)
+      // tick's batch, which comes only after this process is done being busy. (node-redis and
+      // GLIDE write the opener only after the stall, its deadline spent: refused as late, it is
+      // sent once more with its budget from the stall's end, lone.ts.)
       const opener = limiter.limit('opener');
       const queued = Array.from({ length: 10 }, (_, i) => limiter.limit(`queued${i}`));
       stall(250);
@@ -51,10 +52,48 @@ export function busyBatchTests<C>(
       expect(decided.map((d) => [d.reason, d.allowed, d.remaining])).toEqual(
         Array.from({ length: 10 }, () => [undefined, true, 99]),
       );
-      await opener;
+      const first = await opener;
+      expect([first.reason, first.allowed, first.remaining]).toEqual([undefined, true, 99]);
       // What they charged is in Redis: each identity's next decision counts on from there.
-      const again = await limiter.limit('queued0');
-      expect([again.reason, again.remaining]).toEqual([undefined, 98]);
+      const again = await Promise.all([limiter.limit('queued0'), limiter.limit('opener')]);
+      expect(again.map((d) => [d.reason, d.remaining])).toEqual([
+        [undefined, 98],
+        [undefined, 98],
+      ]);
+    } finally {
+      await adapter.disconnect(client);
+    }
+  });
+
+  // A store whose calls run one script each (`batch: false`, as every call on a Redis Cluster):
+  // LONE_IN_FLIGHT (64) go on the wire, the rest wait for a place. Clients that write a command
+  // on a later tick (node-redis, GLIDE) used to write the 64 after the stall with deadlines
+  // spent (refused in Redis), and the waiting ones gave up at their deadlines, the store silent
+  // while this process could neither ask it nor hear it: all 100 to the fallback.
+  it('calls run one script each, made while this process is busy past their deadlines: sent with their budget from then, all decided by Redis', async () => {
+    const client = await openClient(adapter, server().url);
+    try {
+      const store = adapter.makeStore(client, { batch: false });
+      const limiter = createLimiter({
+        store,
+        policy: fixedWindow({ limit: 100, window: '1h' }),
+        prefix: `busy-lone-${tag}`,
+        timeoutMs: 100,
+        blockCache: false,
+        onStoreError: 'deny',
+      });
+      await limiter.limit('warm');
+      await limiter.limit('warm');
+      const made = Array.from({ length: 100 }, (_, i) => limiter.limit(`lone${i}`));
+      stall(250);
+      const decided = await Promise.all(made);
+      expect(decided.filter((d) => d.reason !== undefined).map((d) => d.reason)).toEqual([]);
+      expect(decided.every((d) => d.allowed && d.remaining === 99)).toBe(true);
+      const again = await Promise.all([limiter.limit('lone0'), limiter.limit('lone99')]);
+      expect(again.map((d) => [d.reason, d.remaining])).toEqual([
+        [undefined, 98],
+        [undefined, 98],
+      ]);
     } finally {
       await adapter.disconnect(client);
     }
