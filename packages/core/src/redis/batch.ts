@@ -6,7 +6,7 @@ import type { Policy } from '../types.js';
 import { argCount } from './assemble.js';
 import { repeatable } from './assemble-batch.js';
 import { type Pending, readBatch, sameCall, writeBlocks } from './batch-entries.js';
-import type { LoneSender } from './lone.js';
+import { type Again, isLate, type LoneSender } from './lone.js';
 import { blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeResults, decodeScriptReply } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
@@ -114,6 +114,8 @@ export class Batcher {
   readonly #onLate: ((call: StoreCall, until: number, at: number) => void) | undefined;
   /** How a call that goes alone at once is run (lone.ts: its tick may yet run long). */
   readonly #lone: LoneSender | undefined;
+  /** A call of a batch refused as late while its caller waits: once more (lone.ts). */
+  readonly #again: Again | undefined;
 
   /**
    * `onLate`: told of a call sent later than it was queued here (this process was busy in
@@ -124,11 +126,13 @@ export class Batcher {
     runner: ScriptRunner,
     onLate?: (call: StoreCall, until: number, at: number) => void,
     lone?: LoneSender,
+    again?: Again,
   ) {
     this.#max = maxCalls;
     this.#runner = runner;
     this.#onLate = onLate;
     this.#lone = lone;
+    this.#again = again;
   }
 
   /**
@@ -336,7 +340,12 @@ export class Batcher {
           throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply from the batch script');
         }
       } catch (error) {
-        p.reject(error);
+        const again =
+          p.deadline !== undefined && isLate(error)
+            ? this.#again?.(p.call, p.now, p.deadline)
+            : undefined;
+        if (again === undefined) p.reject(error);
+        else again.then(p.resolve, p.reject);
       }
     }
   }

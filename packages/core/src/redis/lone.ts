@@ -1,5 +1,5 @@
-// Calls that go one script run each (a cluster client, `batch: false`, strict mode), and the tick
-// that made them running long.
+// Calls that go one script run each (a cluster client, `batch: false`, strict mode, a batching
+// store's call that goes alone), and the tick that made them running long.
 //
 // Clients differ in when they write a command: ioredis at once, node-redis on `setImmediate`,
 // GLIDE a microtask later. A burst of thousands of decisions made in one loop takes hundreds of
@@ -8,8 +8,8 @@
 // of 12 000). A call is still handed to the client at once (deferred, its write would queue
 // behind whatever else this tick scheduled); at the tick's end, a call whose caller asks
 // `waitUntil` (`budget`) and that was made past a ms before has its timeoutMs from then, as the
-// rule says (window.ts: from the moment it is sent), the window is told, so its caller waits as
-// long, and a refusal as late is sent once more with that deadline (refused, it charged nothing).
+// rule says (window.ts: from the moment it is sent), and the window is told, so its caller waits
+// as long. Refused as late while its caller still waits, it is sent once more (`Again`).
 import { FloodgateError } from '../errors.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { ScriptRunner } from './runner.js';
@@ -23,12 +23,21 @@ const defer: (fn: () => void) => void =
 /** A call handed over this tick: when its caller stops waiting, and its timeoutMs. */
 interface Handed {
   readonly call: StoreCall;
-  /** `performance.now()`; moved when the tick ran long. */
-  until: number;
+  /** `performance.now()`. */
+  readonly until: number;
   readonly budget: number;
-  /** Its deadline moved: a refusal as late is sent again. */
-  moved: boolean;
 }
+
+/**
+ * A call Redis refused as late (it charged nothing) with `refused` for its deadline (Redis's
+ * clock), sent once more when its caller still waits and that wait reaches past `refused` in
+ * Redis's time as the store now reads it; undefined when not (`RedisStore`).
+ */
+export type Again = (
+  call: StoreCall,
+  now: number | undefined,
+  refused: number,
+) => Promise<readonly PolicyResult[]> | undefined;
 
 /**
  * Runs one-run calls. `onLate(call, until, at)`: at `at`, the end of the tick that made it, past
@@ -37,11 +46,17 @@ interface Handed {
 export class LoneSender {
   readonly #runner: ScriptRunner;
   readonly #onLate: (call: StoreCall, until: number, at: number) => void;
+  readonly #again: Again;
   #handed: Handed[] = [];
 
-  constructor(runner: ScriptRunner, onLate: (call: StoreCall, until: number, at: number) => void) {
+  constructor(
+    runner: ScriptRunner,
+    onLate: (call: StoreCall, until: number, at: number) => void,
+    again: Again,
+  ) {
     this.#runner = runner;
     this.#onLate = onLate;
+    this.#again = again;
   }
 
   submit(
@@ -52,15 +67,15 @@ export class LoneSender {
     budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
     const run = this.#runner.one(call, now, deadline);
-    if (budget === undefined || deadline === undefined) return run;
-    const handed: Handed = { call, until, budget, moved: false };
-    if (this.#handed.push(handed) === 1) defer(this.#check);
+    // No deadline in Redis (timeoutMs: false, a peek): never refused as late.
+    if (deadline === undefined) return run;
+    if (budget !== undefined && this.#handed.push({ call, until, budget }) === 1) {
+      defer(this.#check);
+    }
     return run.catch((error: unknown) => {
-      // Refused as late because this process was busy past its deadline, while its caller
-      // still waits: once more, with the deadline its caller now has.
-      if (!handed.moved || !isLate(error) || performance.now() >= handed.until) throw error;
-      handed.moved = false;
-      return this.#runner.one(call, now, this.#runner.offset.toRedis(handed.until));
+      const again = isLate(error) ? this.#again(call, now, deadline) : undefined;
+      if (again === undefined) throw error;
+      return again;
     });
   }
 
@@ -70,15 +85,12 @@ export class LoneSender {
     const at = performance.now();
     for (const h of handed) {
       // Past a ms only: on the hot path the tick is microseconds and nothing changes.
-      if (at + h.budget <= h.until + 1) continue;
-      h.until = at + h.budget;
-      h.moved = true;
-      this.#onLate(h.call, h.until, at);
+      if (at + h.budget > h.until + 1) this.#onLate(h.call, at + h.budget, at);
     }
   };
 }
 
 /** The script's refusal of a call that reached it at or after its deadline (protocol.ts). */
-function isLate(error: unknown): boolean {
+export function isLate(error: unknown): boolean {
   return error instanceof FloodgateError && error.code === 'STORE_TIMEOUT';
 }

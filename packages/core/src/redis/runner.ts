@@ -134,6 +134,12 @@ export class ScriptRunner {
   /** The plain script's reply read, and the Redis time it carries sampled. */
   #results(reply: unknown, policyCount: number, overrides: boolean): PolicyResult[] {
     const received = performance.now();
+    // A refusal as late carries the Redis time it read: sampled too, for the call sent again
+    // after it (lone.ts `Again`) goes on this offset.
+    if (Array.isArray(reply) && reply.length === 2 && String(reply[0]) === 'late') {
+      const time = Number(reply[1]);
+      if (time > 0) this.offset.sample(time, received);
+    }
     const { results, time } = decodeScriptReply(reply, policyCount, overrides);
     if (time > 0) this.offset.sample(time, received);
     return results;

@@ -14,7 +14,7 @@ import {
 } from './changes.js';
 import { KeyOrder } from './key-order.js';
 import { leaseCalls } from './lease.js';
-import { LoneSender } from './lone.js';
+import { type Again, LoneSender } from './lone.js';
 import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
 import { overrideCalls } from './overrides.js';
 import { ScriptRunner } from './runner.js';
@@ -112,10 +112,10 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     this.#runner = new ScriptRunner(transport, replicas, this.clockNow);
     // Strict mode pairs each script run with its own WAIT: never batched. Nor is a cluster
     // client's: the keys of one script must share a slot.
-    this.#lone = new LoneSender(this.#runner, this.#sentLate);
+    this.#lone = new LoneSender(this.#runner, this.#sentLate, this.#again);
     this.#batcher =
       maxBatch > 0 && replicas === undefined && transport.canBatch
-        ? new Batcher(maxBatch, this.#runner, this.#sentLate, this.#lone)
+        ? new Batcher(maxBatch, this.#runner, this.#sentLate, this.#lone, this.#again)
         : undefined;
     // A batching store's calls share runs; a cluster client's go one run each (window.ts).
     this.#window = new SendWindow(
@@ -301,6 +301,21 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
 
   readonly #sentLate = (call: StoreCall, until: number, at: number): void => {
     this.#window.sentLate(call, until, at);
+  };
+
+  /**
+   * A call Redis refused as late while its caller still waits (lone.ts `Again`): its deadline
+   * was spent by this process, not by the store (made at the start of a long tick and written
+   * after it by a client that writes on a later tick; or sent on a clock offset learnt from a
+   * reply read late, which reads Redis's clock low). Refused, it charged nothing; once more with
+   * its caller's deadline on the offset the refusal's own `TIME` taught, still a lower bound, so
+   * the guarantee holds: it charges only while its caller waits. Once: a second refusal stands.
+   */
+  readonly #again: Again = (call, now, refused) => {
+    const until = this.#window.waitUntil(call);
+    if (until === undefined || performance.now() >= until) return undefined;
+    const deadline = this.#runner.offset.toRedis(until);
+    return deadline > refused ? this.#runner.one(call, now, deadline) : undefined;
   };
 
   /** The `TIME` in flight, or a new one; forgotten once settled (a failed one is tried again). */
