@@ -111,11 +111,11 @@ export class Batcher {
    */
   readonly #inFlight = new Map<Promise<unknown>, number>();
 
-  readonly #onLate: ((call: StoreCall, until: number, at: number) => void) | undefined;
+  readonly #onLate: (call: StoreCall, until: number, at: number) => void;
   /** How a call that goes alone at once is run (lone.ts: its tick may yet run long). */
-  readonly #lone: LoneSender | undefined;
+  readonly #lone: LoneSender;
   /** A call of a batch refused as late while its caller waits: once more (lone.ts). */
-  readonly #again: Again | undefined;
+  readonly #again: Again;
 
   /**
    * `onLate`: told of a call sent later than it was queued here (this process was busy in
@@ -124,9 +124,9 @@ export class Batcher {
   constructor(
     maxCalls: number,
     runner: ScriptRunner,
-    onLate?: (call: StoreCall, until: number, at: number) => void,
-    lone?: LoneSender,
-    again?: Again,
+    onLate: (call: StoreCall, until: number, at: number) => void,
+    lone: LoneSender,
+    again: Again,
   ) {
     this.#max = maxCalls;
     this.#runner = runner;
@@ -204,11 +204,7 @@ export class Batcher {
     until: number,
     budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
-    const run =
-      this.#lone === undefined
-        ? this.#runner.one(call, now, deadline)
-        : this.#lone.submit(call, now, deadline, until, budget);
-    return this.#track(run, until);
+    return this.#track(this.#lone.submit(call, now, deadline, until, budget), until);
   }
 
   /** Counts `run` as in flight until it settles (or `#idle` finds it past `until`); returns it. */
@@ -247,7 +243,7 @@ export class Batcher {
       if (until <= p.until + 1) continue;
       p.until = until;
       p.deadline = this.#runner.offset.toRedis(until);
-      this.#onLate?.(p.call, until, now);
+      this.#onLate(p.call, until, now);
     }
   }
 
@@ -342,7 +338,7 @@ export class Batcher {
       } catch (error) {
         const again =
           p.deadline !== undefined && isLate(error)
-            ? this.#again?.(p.call, p.now, p.deadline)
+            ? this.#again(p.call, p.now, p.deadline)
             : undefined;
         if (again === undefined) p.reject(error);
         else again.then(p.resolve, p.reject);

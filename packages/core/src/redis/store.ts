@@ -68,7 +68,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
   readonly #runner: ScriptRunner;
   /** Decided here, once: undefined runs every call alone. */
   readonly #batcher: Batcher | undefined;
-  /** How a call that runs alone reaches the client: at its tick's end (lone.ts). */
+  /** Runs a call that goes alone, and checks its tick for a late write (lone.ts). */
   readonly #lone: LoneSender;
   readonly #order = new KeyOrder();
   /** The calls on the wire, and the ones waiting for a place (window.ts). */
