@@ -6,7 +6,7 @@ import type { Policy } from '../types.js';
 import { argCount } from './assemble.js';
 import { repeatable } from './assemble-batch.js';
 import { type Pending, readBatch, sameCall, writeBlocks } from './batch-entries.js';
-import { type Again, isLate, type LoneSender } from './lone.js';
+import { type Again, defer, isLate, type LoneSender } from './lone.js';
 import { blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeResults, decodeScriptReply } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
@@ -82,11 +82,6 @@ export function checkBatch(value: unknown): number {
   }
   return (max as number | undefined) ?? DEFAULT_MAX_CALLS;
 }
-
-const defer: (fn: () => void) => void =
-  typeof process === 'object' && typeof process?.nextTick === 'function'
-    ? (fn) => process.nextTick(fn)
-    : queueMicrotask;
 
 /** How long a run without a deadline counts as in flight: until it settles. */
 const NO_DEADLINE = Number.POSITIVE_INFINITY;

@@ -15,7 +15,7 @@ import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { ScriptRunner } from './runner.js';
 
 /** After the current synchronous stretch and its microtasks: Node's nextTick, else a microtask. */
-const defer: (fn: () => void) => void =
+export const defer: (fn: () => void) => void =
   typeof process === 'object' && typeof process?.nextTick === 'function'
     ? (fn) => process.nextTick(fn)
     : queueMicrotask;

@@ -14,7 +14,7 @@ import {
 } from './changes.js';
 import { KeyOrder } from './key-order.js';
 import { leaseCalls } from './lease.js';
-import { type Again, LoneSender } from './lone.js';
+import { type Again, defer, LoneSender } from './lone.js';
 import { checkChanges, checkReplicas, OPTION_NAMES, type RedisStoreOptions } from './options.js';
 import { overrideCalls } from './overrides.js';
 import { ScriptRunner } from './runner.js';
@@ -262,13 +262,20 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
     const now = this.#clock();
-    if (barrier !== undefined) await barrier;
-    // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
-    // one batch, instead of one TIME each and batches split by when each TIME came back.
-    if (this.#needsOffset(call) && !this.#runner.offset.known) {
-      await this.#sharedProbe(call.keys[0]!);
+    const waited = budget !== undefined;
+    if (waited) this.#window.waitBefore(call, budget);
+    try {
+      if (barrier !== undefined) await barrier;
+      // One TIME for all the calls waiting to know the clock: they then go on in one tick, in
+      // one batch, instead of one TIME each and batches split by when each TIME came back.
+      if (this.#needsOffset(call) && !this.#runner.offset.known) {
+        await this.#sharedProbe(call.keys[0]!);
+      }
+    } catch (error) {
+      if (waited) this.#window.abandon(call);
+      throw error;
     }
-    return this.#window.submit(call, now, budget);
+    return this.#window.submit(call, now, budget, waited);
   }
 
   /**
@@ -323,6 +330,14 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     if (this.#probe === undefined) {
       const probe = this.#probeTime(firstKey);
       this.#probe = probe;
+      // Handed over in a tick that ran long (a burst made in one loop), it was written late by a
+      // client that writes on a later tick, and read late by any: the store was silent no longer
+      // than since then (window.ts `busyUntil`).
+      const handed = performance.now();
+      defer(() => {
+        const at = performance.now();
+        if (at > handed + 1) this.#window.busyUntil(at);
+      });
       const forget = () => {
         if (this.#probe === probe) this.#probe = undefined;
         // Its waiters go on before the next tick: together, in one batch.
@@ -337,6 +352,7 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
   async #probeTime(firstKey: string): Promise<void> {
     const reply = await this.#runner.command(firstKey, 'TIME', []);
     const received = performance.now();
+    this.#window.heard(received);
     if (!Array.isArray(reply) || reply.length !== 2) {
       throw new FloodgateError('STORE_PROTOCOL', 'unexpected reply to TIME');
     }

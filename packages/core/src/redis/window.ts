@@ -108,11 +108,14 @@ export class SendWindow {
     call: StoreCall,
     now: number | undefined,
     budget: number | undefined,
+    waited = false,
   ): Promise<readonly PolicyResult[]> {
     const at = performance.now();
-    // It waited before reaching here (the store's first TIME, a reset of its keys) past its own
-    // deadline: its caller, who knew no other, has given up. Never sent, so never charged.
-    if (budget !== undefined && at >= call.deadline!) return Promise.reject(timedOut(budget));
+    if (budget !== undefined && (waited ? this.#gaveUp(call, at) : at >= call.deadline!)) {
+      // It waited before reaching here (`waitBefore`) past the wait its caller was told: its
+      // caller has given up. Never sent, so never charged.
+      return Promise.reject(timedOut(budget));
+    }
     if (this.#head === this.#queue.length && this.#room(at)) {
       let deadline = call.deadline;
       // Only past a ms is it worth a record: on the hot path the call goes as it came.
@@ -134,6 +137,40 @@ export class SendWindow {
       this.#held.set(call, held);
       this.#queue.push(held);
     });
+  }
+
+  /**
+   * A call about to wait before it reaches `submit` (the store's first `TIME`, a reset of its
+   * keys), whose caller asks `waitUntil`: until then its wait is read as a held call's, from the
+   * store's last answer. Measured from its own deadline alone, a call made early in a loop longer
+   * than its timeoutMs gave up while this process could not yet have heard the store's answer.
+   */
+  waitBefore(call: StoreCall, budget: number): void {
+    this.#held.set(call, this.#record(call, budget, performance.now(), undefined));
+  }
+
+  /** The wait before `submit` failed (the store's first `TIME` did): the record goes. */
+  abandon(call: StoreCall): void {
+    this.#held.delete(call);
+  }
+
+  /** Whether the caller of a call that waited (`waitBefore`) has given up; its record goes. */
+  #gaveUp(call: StoreCall, at: number): boolean {
+    const held = this.#held.get(call);
+    // Dropped by `waitUntil`, its caller told so.
+    if (held === undefined) return true;
+    this.#held.delete(call);
+    return this.#until(held) <= at;
+  }
+
+  /** The store answered something outside the window's runs (its first `TIME`) at `at`. */
+  heard(at: number): void {
+    if (at > this.#lastAnswer) this.#lastAnswer = at;
+  }
+
+  /** This process handed something to the client late, at `at` (see `#wroteLate`). */
+  busyUntil(at: number): void {
+    if (at > this.#wroteLate) this.#wroteLate = at;
   }
 
   #record(call: StoreCall, budget: number, at: number, sent: number | undefined): Held {
@@ -175,7 +212,7 @@ export class SendWindow {
    * wire as long.
    */
   sentLate(call: StoreCall, until: number, at: number): void {
-    if (at > this.#wroteLate) this.#wroteLate = at;
+    this.busyUntil(at);
     const held = this.#held.get(call);
     if (held !== undefined) held.sent = until;
     else this.#late.set(call, until);

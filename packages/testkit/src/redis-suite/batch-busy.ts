@@ -100,6 +100,35 @@ export function busyBatchTests<C>(
     });
   }
 
+  // A fresh store's first decisions wait for its first `TIME`. Made early in a loop longer than
+  // their timeoutMs, they used to give up at their own deadlines, before this process could have
+  // read the store's answer: every one to the fallback. Their wait now counts from the store's
+  // last answer, or from the end of the tick that asked it, as a held call's does.
+  for (const batch of [true, false]) {
+    it(`a fresh store's first decisions, made while this process is busy past their deadlines, are decided by Redis (batch: ${batch})`, async () => {
+      const client = await openClient(adapter, server().url);
+      try {
+        const limiter = createLimiter({
+          store: adapter.makeStore(client, { batch }),
+          policy: fixedWindow({ limit: 100, window: '1h' }),
+          prefix: `busy-fresh-${batch}-${tag}`,
+          timeoutMs: 1_000,
+          blockCache: false,
+          onStoreError: 'deny',
+        });
+        const made = Array.from({ length: 100 }, (_, i) => limiter.limit(`fresh${i}`));
+        stall(1_150);
+        const decided = await Promise.all(made);
+        expect(decided.filter((d) => d.reason !== undefined).map((d) => d.reason)).toEqual([]);
+        expect(decided.every((d) => d.allowed && d.remaining === 99)).toBe(true);
+        const again = await limiter.limit('fresh0');
+        expect([again.reason, again.remaining]).toEqual([undefined, 98]);
+      } finally {
+        await adapter.disconnect(client);
+      }
+    });
+  }
+
   // A store whose calls run one script each (`batch: false`, as every call on a Redis Cluster):
   // LONE_IN_FLIGHT (64) go on the wire, the rest wait for a place. Clients that write a command
   // on a later tick (node-redis, GLIDE) used to write the 64 after the stall with deadlines
