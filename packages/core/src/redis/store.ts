@@ -262,7 +262,11 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
     budget: number | undefined,
   ): Promise<readonly PolicyResult[]> {
     const now = this.#clock();
-    const waited = budget !== undefined;
+    // A call that waits for the store's first TIME waits as a held call does (window.ts
+    // `waitBefore`): nothing else is answered meanwhile, so that TIME's answer is what its wait
+    // counts from. Behind a reset alone it keeps its own deadline: other keys' answers say
+    // nothing of the reset's node (on a cluster, a master that died).
+    const waited = budget !== undefined && this.#needsOffset(call) && !this.#runner.offset.known;
     if (waited) this.#window.waitBefore(call, budget);
     try {
       if (barrier !== undefined) await barrier;

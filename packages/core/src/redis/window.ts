@@ -112,8 +112,9 @@ export class SendWindow {
   ): Promise<readonly PolicyResult[]> {
     const at = performance.now();
     if (budget !== undefined && (waited ? this.#gaveUp(call, at) : at >= call.deadline!)) {
-      // It waited before reaching here (`waitBefore`) past the wait its caller was told: its
-      // caller has given up. Never sent, so never charged.
+      // It waited before reaching here (behind a reset of its keys: past its own deadline; for
+      // the store's first TIME: past the wait `waitBefore` told): its caller has given up.
+      // Never sent, so never charged.
       return Promise.reject(timedOut(budget));
     }
     if (this.#head === this.#queue.length && this.#room(at)) {
@@ -140,16 +141,15 @@ export class SendWindow {
   }
 
   /**
-   * A call about to wait before it reaches `submit` (the store's first `TIME`, a reset of its
-   * keys), whose caller asks `waitUntil`: until then its wait is read as a held call's, from the
-   * store's last answer. Measured from its own deadline alone, a call made early in a loop longer
+   * A call about to wait for the store's first `TIME` before it reaches `submit`, whose caller
+   * asks `waitUntil`: until then its wait is read as a held call's, from the store's last answer. Measured from its own deadline alone, a call made early in a loop longer
    * than its timeoutMs gave up while this process could not yet have heard the store's answer.
    */
   waitBefore(call: StoreCall, budget: number): void {
     this.#held.set(call, this.#record(call, budget, performance.now(), undefined));
   }
 
-  /** The wait before `submit` failed (the store's first `TIME` did): the record goes. */
+  /** The wait before `submit` failed (the store's first `TIME`, or a reset): the record goes. */
   abandon(call: StoreCall): void {
     this.#held.delete(call);
   }
