@@ -105,7 +105,10 @@ export class ShardGuard {
         const later = until?.();
         if (later !== undefined && armedFor !== undefined && later > armedFor) {
           armedFor = later;
-          const more = Math.max(1, Math.ceil(later - performance.now()));
+          // Rounded down: re-armed in the same check phase as the limiter's timer, just before
+          // it, and for no longer, so this one still fires first (rounded up, the limiter's,
+          // armed µs later, could round to a ms less and decide before the shard's failure).
+          const more = Math.max(1, Math.floor(later - performance.now()));
           timer = setTimeout(() => afterIo(expire), Math.min(MAX_TIMER, more));
           return;
         }

@@ -6,7 +6,7 @@ import type { Policy } from '../types.js';
 import { argCount } from './assemble.js';
 import { repeatable } from './assemble-batch.js';
 import { type Pending, readBatch, sameCall, writeBlocks } from './batch-entries.js';
-import { type Again, defer, isLate, type LoneSender } from './lone.js';
+import { type Again, defer, isLate, type LoneSender, lateBy } from './lone.js';
 import { blockingOf, compileScript, type LimitScript } from './lua.js';
 import { decodeResults, decodeScriptReply } from './protocol.js';
 import type { ScriptRunner } from './runner.js';
@@ -229,13 +229,14 @@ export class Batcher {
    * goes out only at its end: by then its deadline may be spent, and its script would refuse to
    * charge. A call whose caller asks `waitUntil` is sent with its timeoutMs from now, as the rule
    * says (window.ts: from the moment it is sent), and the window told, so its caller waits as
-   * long. Past a ms only: on the hot path the tick is microseconds and nothing changes.
+   * long. Only past a tenth of its budget (lone.ts `lateBy`): on the hot path the tick is
+   * microseconds and nothing changes.
    */
   #sentLate(group: Pending[], now: number): void {
     for (const p of group) {
       if (p.budget === undefined || p.deadline === undefined) continue;
       const until = now + p.budget;
-      if (until <= p.until + 1) continue;
+      if (until <= p.until + lateBy(p.budget)) continue;
       p.until = until;
       p.deadline = this.#runner.offset.toRedis(until);
       this.#onLate(p.call, until, now);
