@@ -7,9 +7,9 @@
 // later, its deadline spent, and its script refused to charge (the first 64 of a Cluster burst
 // of 12 000). A call is still handed to the client at once (deferred, its write would queue
 // behind whatever else this tick scheduled); at the tick's end, a call whose caller asks
-// `waitUntil` (`budget`) and that was made past a ms before has its timeoutMs from then, as the
-// rule says (window.ts: from the moment it is sent), and the window is told, so its caller waits
-// as long. Refused as late while its caller still waits, it is sent once more (`Again`).
+// `waitUntil` (`budget`) and that spent a tenth of its budget in this tick (`lateBy`) has its
+// timeoutMs from then, as the rule says (window.ts: from the moment it is sent), and the window
+// is told, so its caller waits as long. Refused as late while its caller still waits, it is sent once more (`Again`).
 import { FloodgateError } from '../errors.js';
 import type { PolicyResult, StoreCall } from '../store-types.js';
 import type { ScriptRunner } from './runner.js';
@@ -41,7 +41,7 @@ export type Again = (
 
 /**
  * Runs one-run calls. `onLate(call, until, at)`: at `at`, the end of the tick that made it, past
- * a ms after it was made, its caller's wait moved to `until`.
+ * a tenth of its budget after it was made (`lateBy`), its caller's wait moved to `until`.
  */
 export class LoneSender {
   readonly #runner: ScriptRunner;
