@@ -1,10 +1,17 @@
 import { type BreakerOptions, FloodgateError, isFloodgateError } from '@floodgate/core';
 import { afterIo } from '@floodgate/core/internal';
-import { Breaker, type Store } from '@floodgate/core/store';
+import { Breaker, type PolicyResult, type Store, type StoreCall } from '@floodgate/core/store';
 import { HealthBoard, type ShardHealthEvent } from './health.js';
 import type { Shard } from './shards.js';
 
 const MAX_TIMER = 2_147_483_647;
+
+/** The ms left until `deadline`; none past 2^31 - 1 ms (a timer fires at once: as good as none). */
+function leftOf(deadline: number | undefined): number | undefined {
+  if (deadline === undefined) return undefined;
+  const left = deadline - performance.now();
+  return left > MAX_TIMER ? undefined : left;
+}
 
 export interface GuardOptions {
   breaker: boolean | BreakerOptions;
@@ -53,44 +60,75 @@ export class ShardGuard {
 
   /**
    * `task` on shard `index`, given up at `deadline` (a `performance.now()` instant) when there
-   * is one, or at what `until` reads then, when later: the shard's store holds a call back while
-   * it is busy, and says when its caller stops waiting (`Store.waitUntil`). Rejects with a
-   * `STORE_*` error naming the shard, or with the task's own caller error.
+   * is one, or later when the shard's store holds `extend` back while it is busy and says its
+   * caller waits longer (`Store.waitUntil`, read only for a call that asks: `extendable`).
+   * Rejects with a `STORE_*` error naming the shard, or with the task's own caller error.
    */
   run<T>(
     index: number,
     task: (store: Store) => Promise<T>,
     deadline?: number,
-    until?: () => number | undefined,
+    extend?: StoreCall,
   ): Promise<T> {
-    const shard = this.#shards[index]!;
-    const breaker = this.#breakers[index];
-    // Past 2^31 - 1 ms a timer fires at once: such a deadline is as good as none.
-    const left =
-      deadline === undefined || deadline - performance.now() > MAX_TIMER
-        ? undefined
-        : deadline - performance.now();
-    if (left !== undefined && left <= 0) {
-      // Spent before this shard was asked (the other owner of a migration took it all): not
-      // this shard's failure, and it must not get a call it would charge after the caller left.
-      return Promise.reject(
-        new FloodgateError('STORE_TIMEOUT', `shard "${shard.name}": no time left to call it`),
-      );
-    }
-    if (breaker !== undefined && !breaker.admit()) {
-      return Promise.reject(
-        new FloodgateError(
-          'STORE_UNAVAILABLE',
-          `shard "${shard.name}": its circuit breaker is open, the shard was not called`,
-        ),
-      );
-    }
+    const left = leftOf(deadline);
+    const refused = this.#refuse(index, left);
+    if (refused !== undefined) return Promise.reject(refused);
     let pending: Promise<T>;
     try {
-      pending = task(shard.store);
+      pending = task(this.#shards[index]!.store);
     } catch (cause) {
       pending = Promise.reject(cause);
     }
+    return this.#watch(index, pending, left === undefined ? undefined : deadline, left, extend);
+  }
+
+  /**
+   * `run` of the shard's `evaluate(call)`, extended as `call` asks: a decision's path, without
+   * a task closure per call (a burst makes thousands in one loop).
+   */
+  evaluate(index: number, call: StoreCall, deadline?: number): Promise<readonly PolicyResult[]> {
+    const left = leftOf(deadline);
+    const refused = this.#refuse(index, left);
+    if (refused !== undefined) return Promise.reject(refused);
+    let pending: Promise<readonly PolicyResult[]>;
+    try {
+      pending = this.#shards[index]!.store.evaluate(call);
+    } catch (cause) {
+      pending = Promise.reject(cause);
+    }
+    return this.#watch(index, pending, left === undefined ? undefined : deadline, left, call);
+  }
+
+  /** Why shard `index` gets no call now, if it does not: no time left, or its breaker open. */
+  #refuse(index: number, left: number | undefined): FloodgateError | undefined {
+    const shard = this.#shards[index]!;
+    if (left !== undefined && left <= 0) {
+      // Spent before this shard was asked (the other owner of a migration took it all): not
+      // this shard's failure, and it must not get a call it would charge after the caller left.
+      return new FloodgateError('STORE_TIMEOUT', `shard "${shard.name}": no time left to call it`);
+    }
+    const breaker = this.#breakers[index];
+    if (breaker !== undefined && !breaker.admit()) {
+      return new FloodgateError(
+        'STORE_UNAVAILABLE',
+        `shard "${shard.name}": its circuit breaker is open, the shard was not called`,
+      );
+    }
+    return undefined;
+  }
+
+  /** `pending` on shard `index`: its breaker, its health record, its deadline (`left` ms on). */
+  #watch<T>(
+    index: number,
+    pending: Promise<T>,
+    deadline: number | undefined,
+    left: number | undefined,
+    extend: StoreCall | undefined,
+  ): Promise<T> {
+    const shard = this.#shards[index]!;
+    const breaker = this.#breakers[index];
+    const store = shard.store;
+    const asks = extend?.extendable === true && typeof store.waitUntil === 'function';
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       // The deadline the timer is armed for; it moves only when the shard's store moves it.
@@ -101,14 +139,19 @@ export class ShardGuard {
         // Read after pending I/O too (the answers that came meanwhile move a busy shard's
         // deadline), as the limiter reads it. A deadline that did not move expires now, even a
         // ms early (a timer may fire so): the shard's failure is counted before the limiter
-        // decides, as without `until`.
-        const later = until?.();
-        if (later !== undefined && armedFor !== undefined && later > armedFor) {
+        // decides, as for a call that does not ask.
+        // A deadline moved to less than a ms from now expires now too, as an unmoved one may:
+        // a timer waits at least a ms, and the limiter, reading the same deadline once it has
+        // passed, gives up at once (a fresh store's first call, made in a tick that ran a few
+        // ms long, had its deadline moved by as much; re-armed for a ms, the guard came second).
+        const later = asks ? store.waitUntil!(extend!) : undefined;
+        const now = performance.now();
+        if (later !== undefined && armedFor !== undefined && later > armedFor && later - now >= 1) {
           armedFor = later;
           // Rounded down: re-armed in the same check phase as the limiter's timer, just before
           // it, and for no longer, so this one still fires first (rounded up, the limiter's,
           // armed µs later, could round to a ms less and decide before the shard's failure).
-          const more = Math.max(1, Math.floor(later - performance.now()));
+          const more = Math.max(1, Math.floor(later - now));
           timer = setTimeout(() => afterIo(expire), Math.min(MAX_TIMER, more));
           return;
         }

@@ -88,7 +88,10 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
   readonly #timeoutMs: number | undefined;
   readonly #old: OldTopology | undefined;
   readonly #fleet: FleetWatch | undefined;
-  /** Where each extendable call went: its shard's reading of when the caller stops waiting. */
+  /**
+   * Where each call that did not go as it came went (a copy with this store's own deadline, or
+   * a migration's two owners): its shard's reading of when the caller stops waiting.
+   */
   readonly #until = new WeakMap<StoreCall, Until>();
 
   constructor(stores: readonly (Store | ShardSpec)[], options: ShardedStoreOptions = {}) {
@@ -193,19 +196,38 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
     return given === undefined || mine < given ? mine : given;
   }
 
-  async evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
+  evaluate(call: StoreCall): Promise<readonly PolicyResult[]> {
     if (call.keys.length === 0) {
-      throw new FloodgateError('INVALID_KEY', 'ShardedStore: a call needs at least one key');
+      return Promise.reject(
+        new FloodgateError('INVALID_KEY', 'ShardedStore: a call needs at least one key'),
+      );
     }
-    const owner = this.#indexOf(call.keys[0]!);
+    const key = call.keys[0]!;
+    const owner = this.#indexOf(key);
     const deadline = this.#deadline(call.deadline);
+    const before = this.#previous(key, owner);
+    // The common case, kept to the guard's own work (a burst makes thousands in one loop): the
+    // limiter's call to its owner, which `waitUntil` finds again by the call's key.
+    if (before === undefined && deadline === call.deadline) {
+      return this.#guard.evaluate(owner, call, deadline);
+    }
+    return this.#elsewhere(call, deadline, owner, before);
+  }
+
+  /** A call with this store's own, earlier deadline, or to both owners during a migration. */
+  async #elsewhere(
+    call: StoreCall,
+    deadline: number | undefined,
+    owner: number,
+    before: number | undefined,
+  ): Promise<readonly PolicyResult[]> {
     const sent =
       deadline === undefined || deadline === call.deadline ? call : withDeadline(call, deadline);
-    const before = this.#previous(call.keys[0]!, owner);
     const on = (index: number) => {
-      const until = untilOn(this.#shards[index]!.store, sent);
-      if (until !== undefined) this.#until.set(call, until);
-      return this.#guard.run(index, (s) => s.evaluate(sent), deadline, until);
+      // Recorded even for a shard that cannot move it: `waitUntil` must not ask the owner about
+      // a call another shard has.
+      this.#until.set(call, untilOn(this.#shards[index]!.store, sent) ?? (() => call.deadline));
+      return this.#guard.evaluate(index, sent, deadline);
     };
     if (before === undefined) return on(owner);
     if (call.mode === 'peek') {
@@ -236,7 +258,11 @@ export class ShardedStore implements Store, LeaseStore, OverrideStore {
    */
   waitUntil(call: StoreCall): number | undefined {
     const until = this.#until.get(call);
-    return until === undefined ? call.deadline : until();
+    if (until !== undefined) return until();
+    // Not recorded: the call went as it came, to its owner (evaluate's common case).
+    if (call.extendable !== true || call.keys.length === 0) return call.deadline;
+    const store = this.#shards[this.#indexOf(call.keys[0]!)]!.store;
+    return typeof store.waitUntil === 'function' ? store.waitUntil(call) : call.deadline;
   }
 
   /**
