@@ -1,4 +1,4 @@
-import { createLimiter, fixedWindow } from '@floodgate/core';
+import { createLimiter, fixedWindow, type Limiter } from '@floodgate/core';
 import { openClient } from './shared.js';
 import type { RedisStoreAdapter, RedisSuiteApi } from './types.js';
 
@@ -26,18 +26,34 @@ export function busyBatchTests<C>(
 ): void {
   const { it, expect } = api;
 
-  it('a batch queued while this process is busy past its deadlines is sent with its budget from then, and decided by Redis', async () => {
+  /**
+   * `test` with a limiter of 100 an hour on a store of its own client (closed after it): a
+   * decision that misses its deadline is a denial with a reason (`onStoreError: 'deny'`).
+   */
+  async function withLimiter(
+    batch: boolean,
+    prefix: string,
+    timeoutMs: number,
+    test: (limiter: Limiter) => Promise<void>,
+  ): Promise<void> {
     const client = await openClient(adapter, server().url);
     try {
-      const store = adapter.makeStore(client, { batch: true });
       const limiter = createLimiter({
-        store,
+        store: adapter.makeStore(client, { batch }),
         policy: fixedWindow({ limit: 100, window: '1h' }),
-        prefix: `busy-${tag}`,
-        timeoutMs: 100,
+        prefix: `${prefix}-${tag}`,
+        timeoutMs,
         blockCache: false,
         onStoreError: 'deny',
       });
+      await test(limiter);
+    } finally {
+      await adapter.disconnect(client);
+    }
+  }
+
+  it('a batch queued while this process is busy past its deadlines is sent with its budget from then, and decided by Redis', async () => {
+    await withLimiter(true, 'busy', 100, async (limiter) => {
       // Scripts loaded and the offset to Redis's clock known: nothing else to wait for.
       await limiter.limit('warm');
       await limiter.limit('warm');
@@ -60,9 +76,7 @@ export function busyBatchTests<C>(
         [undefined, 98],
         [undefined, 98],
       ]);
-    } finally {
-      await adapter.disconnect(client);
-    }
+    });
   });
 
   // A fresh store learns Redis's clock from its first `TIME`; read late, behind a busy process,
@@ -72,16 +86,7 @@ export function busyBatchTests<C>(
   // refusal's own `TIME` taught (store.ts `#again`). Batched and one script each.
   for (const batch of [true, false]) {
     it(`calls sent on a clock offset learnt from a reply read late are refused as late, and sent once more (batch: ${batch})`, async () => {
-      const client = await openClient(adapter, server().url);
-      try {
-        const limiter = createLimiter({
-          store: adapter.makeStore(client, { batch }),
-          policy: fixedWindow({ limit: 100, window: '1h' }),
-          prefix: `busy-offset-${batch}-${tag}`,
-          timeoutMs: 100,
-          blockCache: false,
-          onStoreError: 'deny',
-        });
+      await withLimiter(batch, `busy-offset-${batch}`, 100, async (limiter) => {
         // The first decision sends the store's first TIME; its caller gives up while this
         // process is busy (it waited past its deadline), the calls made after it do not.
         const first = limiter.limit('first');
@@ -94,9 +99,7 @@ export function busyBatchTests<C>(
         await first;
         const again = await limiter.limit('after0');
         expect([again.reason, again.remaining]).toEqual([undefined, 98]);
-      } finally {
-        await adapter.disconnect(client);
-      }
+      });
     });
   }
 
@@ -106,16 +109,7 @@ export function busyBatchTests<C>(
   // last answer, or from the end of the tick that asked it, as a held call's does.
   for (const batch of [true, false]) {
     it(`a fresh store's first decisions, made while this process is busy past their deadlines, are decided by Redis (batch: ${batch})`, async () => {
-      const client = await openClient(adapter, server().url);
-      try {
-        const limiter = createLimiter({
-          store: adapter.makeStore(client, { batch }),
-          policy: fixedWindow({ limit: 100, window: '1h' }),
-          prefix: `busy-fresh-${batch}-${tag}`,
-          timeoutMs: 1_000,
-          blockCache: false,
-          onStoreError: 'deny',
-        });
+      await withLimiter(batch, `busy-fresh-${batch}`, 1_000, async (limiter) => {
         const made = Array.from({ length: 100 }, (_, i) => limiter.limit(`fresh${i}`));
         stall(1_150);
         const decided = await Promise.all(made);
@@ -123,9 +117,7 @@ export function busyBatchTests<C>(
         expect(decided.every((d) => d.allowed && d.remaining === 99)).toBe(true);
         const again = await limiter.limit('fresh0');
         expect([again.reason, again.remaining]).toEqual([undefined, 98]);
-      } finally {
-        await adapter.disconnect(client);
-      }
+      });
     });
   }
 
@@ -135,20 +127,10 @@ export function busyBatchTests<C>(
   // spent (refused in Redis), and the waiting ones gave up at their deadlines, the store silent
   // while this process could neither ask it nor hear it: all 100 to the fallback.
   it('calls run one script each, made while this process is busy past their deadlines: sent with their budget from then, all decided by Redis', async () => {
-    const client = await openClient(adapter, server().url);
-    try {
-      const store = adapter.makeStore(client, { batch: false });
-      const limiter = createLimiter({
-        store,
-        policy: fixedWindow({ limit: 100, window: '1h' }),
-        prefix: `busy-lone-${tag}`,
-        // Over HTTP (UpstashStore's suite) the REST bridge runs in this process and serves the
-        // 64 requests sent at once one after another, ~5 ms each here: with 250 ms, the last
-        // ones passed their deadline in this process, not in the store.
-        timeoutMs: 1_000,
-        blockCache: false,
-        onStoreError: 'deny',
-      });
+    // timeoutMs 1 000: over HTTP (UpstashStore's suite) the REST bridge runs in this process
+    // and serves the 64 requests sent at once one after another, ~5 ms each here: with 250 ms,
+    // the last ones passed their deadline in this process, not in the store.
+    await withLimiter(false, 'busy-lone', 1_000, async (limiter) => {
       await limiter.limit('warm');
       await limiter.limit('warm');
       const made = Array.from({ length: 100 }, (_, i) => limiter.limit(`lone${i}`));
@@ -161,8 +143,6 @@ export function busyBatchTests<C>(
         [undefined, 98],
         [undefined, 98],
       ]);
-    } finally {
-      await adapter.disconnect(client);
-    }
+    });
   });
 }
