@@ -9,7 +9,8 @@
 // first write (a fixed window's SET with its expiry, where later ones are an INCRBY).
 // Batched: 256 in flight through ioredis with auto-pipelining (Floodgate's batches of 64 calls);
 // lone: one in flight (one script run per decision). Needs valgrind and redis-server on PATH.
-// Run: pnpm --filter @floodgate/bench bench:callgrind
+// Run: pnpm --filter @floodgate/bench bench:callgrind (BENCH_CALLGRIND_DECISIONS: decisions per
+// count, default 6 400; BENCH_CALLGRIND_POLICIES: which policies, comma-separated, default all five).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -28,7 +29,9 @@ const DECISIONS = Number(process.env.BENCH_CALLGRIND_DECISIONS ?? 6_400);
 // The Redis rows' limit and window: never reached in a run.
 const LIMIT = 500_000;
 const WINDOW_MS = 86_400_000;
-const POLICIES = ['tokenBucket', 'fixedWindow', 'slidingWindow', 'leakyBucket', 'quota'];
+const POLICIES = (
+  process.env.BENCH_CALLGRIND_POLICIES ?? 'tokenBucket,fixedWindow,slidingWindow,leakyBucket,quota'
+).split(',');
 
 function freePort() {
   return new Promise((resolve, reject) => {
