@@ -246,8 +246,9 @@ export class Batcher {
   #dispatch(script: BatchScript, group: Pending[]): void {
     if (group.length === 1) {
       const p = group[0]!;
-      // Sent at this tick's end, its deadline from then (`#sentLate`): nothing more to move.
-      this.#one(p.call, p.now, p.deadline, p.until, undefined).then(p.resolve, p.reject);
+      // Sent at this tick's end, its deadline from then (`#sentLate`): the sender finds nothing
+      // more to move, and a refusal as late gets the budget from its second sending.
+      this.#one(p.call, p.now, p.deadline, p.until, p.budget).then(p.resolve, p.reject);
     } else {
       void this.#many(script, group);
     }
@@ -334,7 +335,7 @@ export class Batcher {
       } catch (error) {
         const again =
           p.deadline !== undefined && isLate(error)
-            ? this.#again(p.call, p.now, p.deadline)
+            ? this.#again(p.call, p.now, p.deadline, p.budget)
             : undefined;
         if (again === undefined) p.reject(error);
         else again.then(p.resolve, p.reject);

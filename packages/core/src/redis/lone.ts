@@ -30,13 +30,14 @@ interface Handed {
 
 /**
  * A call Redis refused as late (it charged nothing) with `refused` for its deadline (Redis's
- * clock), sent once more when its caller still waits and that wait reaches past `refused` in
- * Redis's time as the store now reads it; undefined when not (`RedisStore`).
+ * clock), sent once more when its caller still waits, with its `budget` (the timeoutMs of a
+ * caller that asks `waitUntil`) from then; undefined when not (`RedisStore`).
  */
 export type Again = (
   call: StoreCall,
   now: number | undefined,
   refused: number,
+  budget: number | undefined,
 ) => Promise<readonly PolicyResult[]> | undefined;
 
 /**
@@ -73,7 +74,7 @@ export class LoneSender {
       defer(this.#check);
     }
     return run.catch((error: unknown) => {
-      const again = isLate(error) ? this.#again(call, now, deadline) : undefined;
+      const again = isLate(error) ? this.#again(call, now, deadline, budget) : undefined;
       if (again === undefined) throw error;
       return again;
     });

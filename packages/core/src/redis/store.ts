@@ -318,13 +318,23 @@ export class RedisStore implements Store, LeaseStore, OverrideStore {
    * A call Redis refused as late while its caller still waits (lone.ts `Again`): its deadline
    * was spent by this process, not by the store (made at the start of a long tick and written
    * after it by a client that writes on a later tick; or sent on a clock offset learnt from a
-   * reply read late, which reads Redis's clock low). Refused, it charged nothing; once more with
-   * its caller's deadline on the offset the refusal's own `TIME` taught, still a lower bound, so
-   * the guarantee holds: it charges only while its caller waits. Once: a second refusal stands.
+   * reply read late, which reads Redis's clock low). Refused, it charged nothing; sent once more
+   * as any call is sent (window.ts), its caller's timeoutMs from now when it asks `waitUntil`
+   * (`budget`), on the offset the refusal's own `TIME` taught: still a lower bound, so the
+   * guarantee holds, it charges only while its caller waits. With the caller's old deadline
+   * instead, a burst whose replies this process read late (every sample of the offset low by
+   * as much) was refused a second time: a fresh store's first wire of 1 024 calls to the
+   * fallback. Once: a second refusal stands.
    */
-  readonly #again: Again = (call, now, refused) => {
-    const until = this.#window.waitUntil(call);
-    if (until === undefined || performance.now() >= until) return undefined;
+  readonly #again: Again = (call, now, refused, budget) => {
+    let until = this.#window.waitUntil(call);
+    const at = performance.now();
+    // A caller that has given up is never sent anything.
+    if (until === undefined || at >= until) return undefined;
+    if (budget !== undefined && at + budget > until) {
+      until = at + budget;
+      this.#window.sentLate(call, until, at);
+    }
     const deadline = this.#runner.offset.toRedis(until);
     return deadline > refused ? this.#runner.one(call, now, deadline) : undefined;
   };
