@@ -70,16 +70,7 @@ export class ShardGuard {
     deadline?: number,
     extend?: StoreCall,
   ): Promise<T> {
-    const left = leftOf(deadline);
-    const refused = this.#refuse(index, left);
-    if (refused !== undefined) return Promise.reject(refused);
-    let pending: Promise<T>;
-    try {
-      pending = task(this.#shards[index]!.store);
-    } catch (cause) {
-      pending = Promise.reject(cause);
-    }
-    return this.#watch(index, pending, left === undefined ? undefined : deadline, left, extend);
+    return this.#start(index, deadline, extend, task);
   }
 
   /**
@@ -87,16 +78,31 @@ export class ShardGuard {
    * a task closure per call (a burst makes thousands in one loop).
    */
   evaluate(index: number, call: StoreCall, deadline?: number): Promise<readonly PolicyResult[]> {
+    return this.#start(index, deadline, call, undefined);
+  }
+
+  /** `task`, or without one the shard's `evaluate(extend)`, unless refused; then watched. */
+  #start<T>(
+    index: number,
+    deadline: number | undefined,
+    extend: StoreCall | undefined,
+    task: ((store: Store) => Promise<T>) | undefined,
+  ): Promise<T> {
     const left = leftOf(deadline);
     const refused = this.#refuse(index, left);
     if (refused !== undefined) return Promise.reject(refused);
-    let pending: Promise<readonly PolicyResult[]>;
+    const store = this.#shards[index]!.store;
+    let pending: Promise<T>;
     try {
-      pending = this.#shards[index]!.store.evaluate(call);
+      // Without a task, `evaluate` made the call and T is its results.
+      pending =
+        task === undefined
+          ? (store.evaluate(extend!) as Promise<unknown> as Promise<T>)
+          : task(store);
     } catch (cause) {
       pending = Promise.reject(cause);
     }
-    return this.#watch(index, pending, left === undefined ? undefined : deadline, left, call);
+    return this.#watch(index, pending, left === undefined ? undefined : deadline, left, extend);
   }
 
   /** Why shard `index` gets no call now, if it does not: no time left, or its breaker open. */
