@@ -60,22 +60,17 @@ export class ShardGuard {
 
   /**
    * `task` on shard `index`, given up at `deadline` (a `performance.now()` instant) when there
-   * is one, or later when the shard's store holds `extend` back while it is busy and says its
-   * caller waits longer (`Store.waitUntil`, read only for a call that asks: `extendable`).
-   * Rejects with a `STORE_*` error naming the shard, or with the task's own caller error.
+   * is one. Rejects with a `STORE_*` error naming the shard, or with the task's own caller error.
    */
-  run<T>(
-    index: number,
-    task: (store: Store) => Promise<T>,
-    deadline?: number,
-    extend?: StoreCall,
-  ): Promise<T> {
-    return this.#start(index, deadline, extend, task);
+  run<T>(index: number, task: (store: Store) => Promise<T>, deadline?: number): Promise<T> {
+    return this.#start(index, deadline, undefined, task);
   }
 
   /**
-   * `run` of the shard's `evaluate(call)`, extended as `call` asks: a decision's path, without
-   * a task closure per call (a burst makes thousands in one loop).
+   * `run` of the shard's `evaluate(call)`, a decision's path, without a task closure per call (a
+   * burst makes thousands in one loop); given up later than `deadline` when the shard's store
+   * holds the call back while it is busy and says its caller waits longer (`Store.waitUntil`,
+   * read only for a call that asks: `extendable`).
    */
   evaluate(index: number, call: StoreCall, deadline?: number): Promise<readonly PolicyResult[]> {
     return this.#start(index, deadline, call, undefined);
