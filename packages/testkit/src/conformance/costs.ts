@@ -52,11 +52,17 @@ function unitsOf(
   return units;
 }
 
-/** A record of units by policy name, and the units it charges each policy (names may repeat). */
+/**
+ * A record of units by policy name, and the units it charges each policy (names may repeat).
+ * Policies of one name share its units: the fewest any of them was given, so an admission's
+ * stays within each one's capacity (the last one's could exceed another's: a fixedWindow of 3
+ * and a tokenBucket of 4 both named "3-per-700ms" drew a cost of 4, COST_EXCEEDS_CAPACITY).
+ */
 function recordOf(policies: readonly Policy[], units: readonly number[]): [Cost, number[]] {
   const record: Record<string, number> = {};
   policies.forEach((p, i) => {
-    record[p.name] = units[i]!;
+    const given = record[p.name];
+    record[p.name] = given === undefined ? units[i]! : Math.min(given, units[i]!);
   });
   // Policies of one name share its units: an admission must still charge something.
   if (Object.values(record).every((u) => u === 0)) record[policies[0]!.name] = 1;
